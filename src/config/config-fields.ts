@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/**
+ * The field types the configuration schema is made of, each with the message an operator
+ * reads in `check-config`. Messages say what is expected, the path is added when reported.
+ */
+
+/** An integer in [min, max]; one message for every way it can be wrong. */
+export function integer(min: number, max: number) {
+  const error = `expected an integer from ${min} to ${max}`;
+  return z.int({ error }).min(min, { error }).max(max, { error });
+}
+
+export function nonEmptyString() {
+  return z.string().min(1, { error: 'must not be empty' });
+}
+
+/** A TCP port; 0 asks the OS for a free one, which tests and side-by-side instances use. */
+export function port() {
+  return integer(0, 65_535);
+}
+
+/** Hosts an `http:` URL may point at without exposing the traffic (and the API key) on a network. */
+export function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    /^127\.\d+\.\d+\.\d+$/.test(hostname) ||
+    hostname === '[::1]'
+  );
+}
+
+/**
+ * An absolute http(s) URL without credentials, query or fragment, returned without trailing
+ * slashes so a path can be appended (`${baseUrl}/v3/documents`).
+ */
+export function baseUrl() {
+  return z.string().transform((text, ctx) => {
+    const url = URL.parse(text);
+    if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      ctx.addIssue({ code: 'custom', message: `expected an http(s) URL, got ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+      ctx.addIssue({ code: 'custom', message: 'must not hold credentials, a query or a fragment' });
+      return z.NEVER;
+    }
+    return url.href.replace(/\/+$/, '');
+  });
+}
+
+/** A Redis URL as ioredis reads it; `rediss:` is Redis over TLS. */
+export function redisUrl() {
+  return z.string().refine(
+    (text) => {
+      const protocol = URL.parse(text)?.protocol;
+      return protocol === 'redis:' || protocol === 'rediss:';
+    },
+    { error: 'expected a redis:// or rediss:// URL' },
+  );
+}
+
+/** pino's levels; `silent` turns logging off. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

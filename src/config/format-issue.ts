@@ -1,0 +1,71 @@
+import type { z } from 'zod';
+
+/**
+ * How a validation issue reads in `check-config`: one `path: message` line per problem,
+ * paths written as in the file (`workspaces[0].whitelistIngestAddresses[2]`).
+ */
+
+type Issue = z.core.$ZodIssue;
+type RawIssue = z.core.$ZodRawIssue;
+
+/** `['workspaces', 0, 'ingestEmail']` → `workspaces[0].ingestEmail`; the root is `(root)`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const key of path) {
+    if (typeof key === 'number') {
+      text += `[${key}]`;
+    } else {
+      const name = String(key);
+      text += text === '' ? name : `.${name}`;
+    }
+  }
+  return text === '' ? '(root)' : text;
+}
+
+/** One line per problem; an unknown-keys issue names each key on its own line. */
+export function formatIssue(issue: Issue): string[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => `${formatPath([...issue.path, key])}: ${issue.message}`);
+  }
+  return [`${formatPath(issue.path)}: ${issue.message}`];
+}
+
+/**
+ * The messages for issues whose schema gives none. zod's defaults speak of its own types
+ * ("Invalid input: expected string, received undefined"); these speak of the file.
+ */
+export function configErrorMap(issue: RawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined
+        ? 'is required'
+        : `expected ${article(issue.expected)}, got ${describe(issue.input)}`;
+    case 'unrecognized_keys': {
+      const known = knownKeys(issue.schema);
+      return known.length > 0 ? `unknown key; expected one of ${known.join(', ')}` : 'unknown key';
+    }
+    default:
+      return undefined;
+  }
+}
+
+function article(expected: string): string {
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
+}
+
+function describe(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'a list';
+  if (typeof input === 'object') return 'a mapping';
+  if (typeof input === 'string') return `the string ${JSON.stringify(input)}`;
+  return `${typeof input} ${String(input)}`;
+}
+
+/** The keys a strict object accepts, listed so a typo is one glance from its fix. */
+function knownKeys(schema: RawIssue['schema']): string[] {
+  const def = schema?._zod.def;
+  if (def === undefined || !('shape' in def) || typeof def.shape !== 'object' || def.shape === null) {
+    return [];
+  }
+  return Object.keys(def.shape);
+}

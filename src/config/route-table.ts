@@ -1,0 +1,57 @@
+import { type AllowListMatcher, compileAllowList } from '../whitelist/compile-allow-list.ts';
+import { type NormalizedAddress, normalizeAddress } from '../whitelist/normalize-address.ts';
+import type { WorkspaceConfig } from './schema.ts';
+
+/** A workspace an envelope recipient routes to, with its sender allow-list compiled once. */
+export interface Route {
+  readonly config: WorkspaceConfig;
+  readonly admits: AllowListMatcher;
+}
+
+export interface RouteTable {
+  /** The workspace whose ingest address `recipient` is, or undefined (RCPT gets 550 5.1.1). */
+  lookup(recipient: string): WorkspaceConfig | undefined;
+  /** The same lookup with the workspace's compiled allow-list, for the sender check. */
+  route(recipient: string): Route | undefined;
+}
+
+/**
+ * The key two addresses are the same ingest address under (DESIGN.md, ingest rule 1): the
+ * normalised domain (lower case, ASCII, no trailing dot) and the local part without case.
+ * The schema uses it to refuse duplicates, so the table and the check always agree.
+ */
+export function routeKey(address: NormalizedAddress): string {
+  return `${address.local.toLowerCase()}@${address.domain}`;
+}
+
+/**
+ * Route envelope recipients to workspaces. Built from validated configuration; a duplicate
+ * address is still refused here, as a table built from anything else must not pick one
+ * silently.
+ */
+export function createRouteTable(workspaces: readonly WorkspaceConfig[]): RouteTable {
+  const routes = new Map<string, Route>();
+  for (const config of workspaces) {
+    const address = normalizeAddress(config.ingestEmail);
+    if (address === null) {
+      throw new Error(
+        `workspace ${config.identifier}: ${JSON.stringify(config.ingestEmail)} is not an address`,
+      );
+    }
+    const key = routeKey(address);
+    if (routes.has(key)) {
+      throw new Error(`workspace ${config.identifier}: ${config.ingestEmail} is routed twice`);
+    }
+    routes.set(key, { config, admits: compileAllowList(config.whitelistIngestAddresses) });
+  }
+
+  function route(recipient: string): Route | undefined {
+    const address = normalizeAddress(recipient);
+    return address === null ? undefined : routes.get(routeKey(address));
+  }
+
+  return {
+    lookup: (recipient) => route(recipient)?.config,
+    route,
+  };
+}

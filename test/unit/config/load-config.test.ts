@@ -1,0 +1,292 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { Env } from '../../../src/config/interpolate-env.ts';
+import { ConfigError, loadConfig, parseConfig } from '../../../src/config/load-config.ts';
+import type { GatewayConfig } from '../../../src/config/schema.ts';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/config/${name}`, import.meta.url));
+
+const WORKSPACE = `workspaces:
+  - identifier: ws-1
+    ingestEmail: in@ingest.example
+`;
+const MOCK = `api:\n  mock: true\n${WORKSPACE}`;
+const LIVE = `api:\n  baseUrl: https://api.eu1.example.com\n  apiKey: key\n${WORKSPACE}`;
+
+function parse(text: string, env: Env = {}): GatewayConfig {
+  return parseConfig({ text, env, source: 'inline' });
+}
+
+/** The problems a configuration has; [] when it loads. */
+function problemsOf(text: string, env: Env = {}): readonly string[] {
+  try {
+    parse(text, env);
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+}
+
+describe('loadConfig', () => {
+  it('fills every default around the least a file must say', async () => {
+    const config = await loadConfig({ path: fixture('minimal.yaml'), env: {} });
+    expect(config).toEqual({
+      smtp: {
+        host: '0.0.0.0',
+        port: 2525,
+        hostname: 'localhost',
+        maxMessageSize: 26_214_400,
+        maxAttachments: 10,
+        maxPartSize: 20_000_000,
+        maxMimeDepth: 3,
+        maxParts: 100,
+        socketTimeout: 60_000,
+        closeTimeout: 30_000,
+      },
+      redis: { url: 'redis://127.0.0.1:6379', prefix: 'ingest' },
+      api: { mock: true, allowInsecureHttp: false, timeout: 60_000 },
+      upload: { concurrency: 8, attempts: 15 },
+      http: { host: '127.0.0.1', port: 8025 },
+      log: { level: 'info' },
+      workspaces: [{ identifier: 'ws-1', ingestEmail: 'In@ingest.example' }],
+    });
+  });
+
+  it('lists every problem of a file at once, each with its path', async () => {
+    const error = await loadConfig({ path: fixture('four-mistakes.yaml'), env: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    if (!(error instanceof ConfigError)) return;
+    expect(error.problems).toEqual([
+      'smtp.port: expected an integer from 0 to 65535',
+      expect.stringMatching(/^smtp\.maxAttachmnets: unknown key; expected one of .*maxAttachments/),
+      expect.stringMatching(/^api\.baseUrl: http: would send the API key in clear to api\.example\.com/),
+      'workspaces[0].whitelistIngestAddresses[2]: allow-list rule "!*@evil.test" starts with "!": negation is not supported',
+    ]);
+    expect(error.source).toBe(fixture('four-mistakes.yaml'));
+    for (const problem of error.problems) expect(error.message).toContain(problem);
+    expect(error.message).toContain('4 problems');
+  });
+
+  it('reports a file it cannot read as a ConfigError', async () => {
+    const path = fixture('does-not-exist.yaml');
+    await expect(loadConfig({ path, env: {} })).rejects.toThrow(ConfigError);
+    await expect(loadConfig({ path, env: {} })).rejects.toThrow(/cannot read the file: ENOENT/);
+  });
+});
+
+describe('parseConfig', () => {
+  it.each([
+    { text: 'a: 1\na: 2\n', problem: 'line 2, column 1: Map keys must be unique' },
+    { text: 'smtp:\n  port: [2525\n', problem: expect.stringMatching(/^line 3, column 1: /) },
+    { text: 'smtp: @x\n', problem: 'line 1, column 7: Plain value cannot start with reserved character @' },
+  ])('reports a YAML syntax error with its line and column: $text', ({ text, problem }) => {
+    expect(problemsOf(text)).toEqual([problem]);
+  });
+
+  it.each([
+    { label: 'an empty file', text: '', problems: ['api.baseUrl', 'api.apiKey', 'workspaces: is required'] },
+    { label: 'a list', text: '- 1\n', problems: ['(root): expected an object, got a list'] },
+    {
+      label: 'no workspace',
+      text: 'api: {mock: true}\nworkspaces: []\n',
+      problems: ['workspaces: expected at least one'],
+    },
+    {
+      label: 'a section of the wrong type',
+      text: `smtp: 5\n${MOCK}`,
+      problems: ['smtp: expected an object, got number 5'],
+    },
+    {
+      label: 'a key of the wrong type',
+      text: `smtp:\n  hostname: [a]\n${MOCK}`,
+      problems: ['smtp.hostname: expected a string, got a list'],
+    },
+    {
+      label: 'an unknown section',
+      text: `smpt: {}\n${MOCK}`,
+      problems: ['smpt: unknown key; expected one of smtp,'],
+    },
+    {
+      label: 'an unknown workspace key',
+      text: `${MOCK}    colection: c\n`,
+      problems: ['workspaces[0].colection: unknown key; expected one of identifier,'],
+    },
+    {
+      label: 'an unknown upload field',
+      text: `${MOCK}    upload:\n      rejectDuplicate: true\n`,
+      problems: [
+        'workspaces[0].upload.rejectDuplicate: unknown key; expected one of wait, rejectDuplicates,',
+      ],
+    },
+    {
+      label: 'an upload field of the wrong type',
+      text: `${MOCK}    upload:\n      useOcr: "yes"\n`,
+      problems: ['workspaces[0].upload.useOcr: expected a boolean, got the string "yes"'],
+    },
+    {
+      label: 'deleteAfterParse without wait',
+      text: `${MOCK}    upload:\n      deleteAfterParse: true\n`,
+      problems: ['workspaces[0].upload.deleteAfterParse: needs wait: true'],
+    },
+    {
+      label: 'a bad ingest address',
+      text: 'api: {mock: true}\nworkspaces:\n  - {identifier: w, ingestEmail: nobody}\n',
+      problems: ['workspaces[0].ingestEmail: expected an e-mail address, got "nobody"'],
+    },
+    {
+      label: 'a redis prefix with a hash tag',
+      text: `redis: {prefix: "{x}"}\n${MOCK}`,
+      problems: ['redis.prefix: expected letters'],
+    },
+    {
+      label: 'a redis prefix with a colon',
+      text: `redis: {prefix: "a:b"}\n${MOCK}`,
+      problems: ['redis.prefix: expected letters'],
+    },
+    {
+      label: 'a redis URL of another scheme',
+      text: `redis: {url: "http://r"}\n${MOCK}`,
+      problems: ['redis.url: expected a redis://'],
+    },
+    {
+      label: 'an unknown log level',
+      text: `log: {level: loud}\n${MOCK}`,
+      problems: ['log.level: expected one of fatal, error'],
+    },
+    {
+      label: 'concurrency 0',
+      text: `upload: {concurrency: 0}\n${MOCK}`,
+      problems: ['upload.concurrency: expected an integer from 1 to 256'],
+    },
+    {
+      label: 'a fractional port',
+      text: `http: {port: 80.5}\n${MOCK}`,
+      problems: ['http.port: expected an integer from 0 to 65535'],
+    },
+  ])('reports $label', ({ text, problems }) => {
+    const found = problemsOf(text);
+    expect(found).toHaveLength(problems.length);
+    for (const [index, problem] of problems.entries()) expect(found[index]).toContain(problem);
+  });
+
+  describe('api: mock mode is never implied', () => {
+    it.each([
+      { label: 'mock without baseUrl or key', api: '{mock: true}', problems: [] },
+      { label: 'baseUrl and key', api: '{baseUrl: "https://api.eu1.example.com", apiKey: k}', problems: [] },
+      {
+        label: 'neither mock nor baseUrl',
+        api: '{apiKey: k}',
+        problems: ['api.baseUrl: is required unless api.mock is true; set it or PARSER_API_URL'],
+      },
+      {
+        label: 'mock: false without baseUrl',
+        api: '{mock: false, apiKey: k}',
+        problems: ['api.baseUrl: is required unless api.mock is true; set it or PARSER_API_URL'],
+      },
+      {
+        label: 'a baseUrl without a key',
+        api: '{baseUrl: "https://api.eu1.example.com"}',
+        problems: ['api.apiKey: is required unless api.mock is true; set PARSER_API_KEY'],
+      },
+      {
+        label: 'an empty key',
+        api: '{baseUrl: "https://api.eu1.example.com", apiKey: ""}',
+        problems: ['api.apiKey: is required unless api.mock is true; set PARSER_API_KEY'],
+      },
+      {
+        label: 'a baseUrl that is no URL',
+        api: '{baseUrl: "api.example.com", apiKey: k}',
+        problems: ['api.baseUrl: expected an http(s) URL, got "api.example.com"'],
+      },
+      {
+        label: 'a baseUrl with credentials',
+        api: '{baseUrl: "https://u:p@api.example.com", apiKey: k}',
+        problems: ['api.baseUrl: must not hold credentials, a query or a fragment'],
+      },
+    ])('$label', ({ api, problems }) => {
+      expect(problemsOf(`api: ${api}\n${WORKSPACE}`)).toEqual(problems);
+    });
+
+    it.each([
+      ['http://localhost:4010', true],
+      ['http://127.0.0.1:4010/', true],
+      ['http://127.8.9.10', true],
+      ['http://[::1]:4010', true],
+      ['http://mock.localhost', true],
+      ['https://api.eu1.example.com', true],
+      ['http://api.eu1.example.com', false],
+      ['http://10.0.0.5:4010', false],
+      ['http://localhost.example.com', false],
+      ['http://[::2]', false],
+    ])('baseUrl %s accepted: %s', (baseUrl, accepted) => {
+      const problems = problemsOf(`api: {baseUrl: "${baseUrl}", apiKey: k}\n${WORKSPACE}`);
+      expect(problems).toEqual(
+        accepted ? [] : [expect.stringMatching(/^api\.baseUrl: http: would send the API key in clear/)],
+      );
+    });
+
+    it('takes http: to another host only with the explicit allowInsecureHttp', () => {
+      const api = 'baseUrl: "http://mock-api:8026", apiKey: k';
+      expect(problemsOf(`api: {${api}}\n${WORKSPACE}`)).toHaveLength(1);
+      expect(problemsOf(`api: {${api}, allowInsecureHttp: true}\n${WORKSPACE}`)).toEqual([]);
+    });
+
+    it('keeps baseUrl without its trailing slash, so paths can be appended', () => {
+      expect(
+        parse(`api: {baseUrl: "https://api.example.com/eu1/", apiKey: k}\n${WORKSPACE}`).api.baseUrl,
+      ).toBe('https://api.example.com/eu1');
+    });
+  });
+
+  it('refuses two workspaces with the same ingest address, case and IDN aside', () => {
+    const text = `api: {mock: true}
+workspaces:
+  - {identifier: a, ingestEmail: in@bücher.example}
+  - {identifier: b, ingestEmail: other@bücher.example}
+  - {identifier: c, ingestEmail: IN@XN--BCHER-KVA.example.}
+`;
+    expect(problemsOf(text)).toEqual([
+      'workspaces[2].ingestEmail: IN@xn--bcher-kva.example is already the ingest address of workspaces[0]',
+    ]);
+  });
+
+  it('reports a bad allow-list rule with its path', () => {
+    const text = `${MOCK}    whitelistIngestAddresses: ["*@acme.example", "ap@partner.example", "*@{a,b}.example"]\n`;
+    expect(problemsOf(text)).toEqual([
+      expect.stringMatching(
+        /^workspaces\[0\]\.whitelistIngestAddresses\[2\]: allow-list rule "\*@\{a,b\}\.example" holds a brace/,
+      ),
+    ]);
+  });
+
+  it('accepts an absent, null or empty allow-list', () => {
+    for (const list of ['', '    whitelistIngestAddresses: null\n', '    whitelistIngestAddresses: []\n']) {
+      expect(problemsOf(`${MOCK}${list}`)).toEqual([]);
+    }
+  });
+
+  // Without publicUrl the gateway links to the address its HTTP API is bound to (known at start).
+  it.each([
+    { http: '{}', publicUrl: undefined },
+    { http: '{host: "::1", port: 9000}', publicUrl: undefined },
+    { http: '{publicUrl: "https://ingest.example.com/"}', publicUrl: 'https://ingest.example.com' },
+  ])('http $http gives publicUrl $publicUrl', ({ http, publicUrl }) => {
+    expect(parse(`http: ${http}\n${MOCK}`).http.publicUrl).toBe(publicUrl);
+  });
+
+  it('returns a deeply frozen configuration', () => {
+    const config = parse(
+      `${LIVE}    whitelistIngestAddresses: ["*@acme.example"]\n    upload: {language: en}\n`,
+    );
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(() => {
+      (config.smtp as { port: number }).port = 25;
+    }).toThrow(TypeError);
+    const [workspace] = config.workspaces;
+    if (workspace === undefined) throw new Error('no workspace');
+    expect(() => (workspace.whitelistIngestAddresses as string[]).push('*@evil.test')).toThrow(TypeError);
+    expect(() => Object.assign(workspace.upload ?? {}, { language: 'fr' })).toThrow(TypeError);
+    expect(config.smtp.port).toBe(2525);
+  });
+});
