@@ -1,0 +1,155 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isIPv6 } from 'node:net';
+import type { Logger } from '../logger.ts';
+import { createDocumentStore, type MockDocument } from './document-store.ts';
+import { createFaultQueue, type MockFault } from './faults.ts';
+import { handleControl } from './handle-control.ts';
+import { handleGetDocument, handleListDocuments } from './handle-read.ts';
+import { handleUpload } from './handle-upload.ts';
+import type { MockContext } from './mock-context.ts';
+import { createUploadLog, type ReceivedUpload, type UploadListener } from './received-uploads.ts';
+import { clientError, notFound, serverError } from './request-error.ts';
+import { respond } from './respond.ts';
+
+/**
+ * A faithful fake of the parsing API (parsing-api.md, parsing-api-facts.md) on node:http:
+ * the upload, the reads a poller uses, the RequestError bodies and the authentication, plus
+ * a control surface under /_mock (see handle-control.ts) for injecting faults. Tests run it
+ * on port 0; the daemon runs it in-process in mock mode; `ingest-gateway mock-api` runs it
+ * alone.
+ */
+
+export interface MockApiOptions {
+  /** The key clients must send as `Authorization: Bearer <apiKey>`. */
+  apiKey: string;
+  logger: Logger;
+  /** Largest accepted file in bytes; default 20 MiB (the service's 20 MB limit). */
+  maxFileBytes?: number;
+  /** Keep uploaded bytes in `uploads`; default true. A long-running sidecar sets false. */
+  retainFileBytes?: boolean;
+}
+
+export interface MockApi {
+  /** Listens; port 0 picks a free port. The URL is the base URL to give a client. */
+  start(address: { host: string; port: number }): Promise<{ url: string }>;
+  /** Idempotent. Closes every connection and rejects pending `waitForUploads`. */
+  close(): Promise<void>;
+  /** Accepted uploads, oldest first. */
+  readonly uploads: readonly ReceivedUpload[];
+  readonly documents: ReadonlyMap<string, MockDocument>;
+  /** Makes the next upload request (FIFO) answer with this fault instead. */
+  enqueueFault(fault: MockFault): void;
+  onUpload(listener: UploadListener): () => void;
+  /** Resolves with all uploads once at least `count` have arrived. */
+  waitForUploads(count: number): Promise<ReceivedUpload[]>;
+}
+
+/** 20 MiB: the service documents "20 MB"; the mock takes the more generous reading. */
+const DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024;
+
+const DOCUMENT_PATH = /^\/v3\/documents\/([^/]+)\/?$/;
+
+export function createMockApi(options: MockApiOptions): MockApi {
+  const logger = options.logger.child({ component: 'mock-api' });
+  const context: MockContext = {
+    apiKey: options.apiKey,
+    logger,
+    store: createDocumentStore(),
+    uploads: createUploadLog(),
+    faults: createFaultQueue(),
+    maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    retainFileBytes: options.retainFileBytes ?? true,
+  };
+  const server = createServer((req, res) => {
+    route(context, req, res).catch((caught: unknown) => {
+      // Bad input must never take the process down: answer 500 if we still can.
+      logger.error({ err: caught, method: req.method, url: req.url }, 'mock API handler failed');
+      if (res.headersSent) res.destroy();
+      else respond(res, 500, serverError('A server error occurred.'));
+    });
+  });
+  let started = false;
+  let closing: Promise<void> | undefined;
+
+  return {
+    async start({ host, port }) {
+      if (started || closing) throw new Error('the mock API can be started once');
+      started = true;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('the mock API has no TCP address');
+      const url = `http://${urlHost(host)}:${address.port}`;
+      logger.info({ url }, 'mock parsing API listening');
+      return { url };
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        context.uploads.close(new Error('the mock API was closed'));
+        if (!server.listening) {
+          resolve();
+          return;
+        }
+        server.close(() => resolve());
+        // Keep-alive connections from a client's pool would hold close() open otherwise.
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+    get uploads() {
+      return context.uploads.uploads;
+    },
+    documents: context.store.documents,
+    enqueueFault: (fault) => context.faults.enqueue(fault),
+    onUpload: (listener) => context.uploads.onUpload(listener),
+    waitForUploads: (count) => context.uploads.waitForUploads(count),
+  };
+}
+
+async function route(context: MockContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = URL.parse(req.url ?? '/', 'http://mock.invalid');
+  if (url === null) return respond(res, 400, clientError('parse_error', 'Malformed request target.'));
+  const path = url.pathname;
+  const snakeCase = url.searchParams.get('snake_case') === 'true';
+  context.logger.debug({ method: req.method, path }, 'mock API request');
+
+  if (path.startsWith('/_mock/')) return handleControl(context, req, res, path);
+  if (path === '/v3/documents' || path === '/v3/documents/') {
+    if (req.method === 'POST') return handleUpload(context, req, res, snakeCase);
+    if (req.method === 'GET') return handleListDocuments(context, req, res, url.searchParams, snakeCase);
+    return methodNotAllowed(req, res);
+  }
+  const identifier = decodeSegment(DOCUMENT_PATH.exec(path)?.[1]);
+  if (identifier !== undefined) {
+    if (req.method === 'GET') return handleGetDocument(context, req, res, identifier, snakeCase);
+    return methodNotAllowed(req, res);
+  }
+  return respond(res, 404, notFound());
+}
+
+function methodNotAllowed(req: IncomingMessage, res: ServerResponse): void {
+  const detail = `Method "${req.method ?? ''}" not allowed.`;
+  respond(res, 405, clientError('method_not_allowed', detail));
+}
+
+function decodeSegment(segment: string | undefined): string | undefined {
+  if (segment === undefined) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    // A malformed %-escape names no document.
+    return undefined;
+  }
+}
+
+/** The host for the URL clients use: a wildcard address is reached through loopback. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return isIPv6(host) ? `[${host}]` : host;
+}

@@ -1,0 +1,173 @@
+import { STATUS_CODES } from 'node:http';
+import {
+  type DocumentWarning,
+  documentSchema,
+  type RequestError,
+  requestErrorSchema,
+} from './document-schema.ts';
+
+/**
+ * The retry policy of DESIGN.md ("Retry policy (uploader)") as one pure function: what one
+ * attempt's result means for the attachment. The worker does the I/O and the bookkeeping;
+ * every decision about retrying, pausing or giving up is made here.
+ */
+
+/** What one request to the parsing API produced, as the client reports it (it never throws). */
+export type ApiResult =
+  | {
+      kind: 'response';
+      status: number;
+      /** Response headers, names lower-case, repeated headers joined with ", ". */
+      headers: Readonly<Record<string, string>>;
+      /** Parsed JSON for a JSON content type, the text otherwise, undefined when unreadable. */
+      body: unknown;
+      /** Why `body` is undefined although the response had one (too large, invalid JSON). */
+      bodyError?: string;
+    }
+  | {
+      kind: 'network';
+      /** `code` is Node's or undici's error code; `TIMEOUT` for any of the client's timeouts. */
+      error: { code?: string; message: string };
+    };
+
+export type Classification =
+  | { outcome: 'uploaded'; documentIdentifier: string; warnings: DocumentWarning[] }
+  | {
+      outcome: 'rejected';
+      documentIdentifier: string;
+      errorCode: string;
+      errorDetail: string;
+      warnings: DocumentWarning[];
+    }
+  | { outcome: 'retry'; reason: string; retryAfter?: string }
+  | { outcome: 'unauthorized'; status: number; detail: string }
+  | { outcome: 'failed'; reason: string; detail: string; requestError?: RequestError };
+
+export interface ClassifyInput {
+  result: ApiResult;
+  /** The attempt that produced `result`, 1-based. */
+  attempt: number;
+  /** `upload.attempts`: after this many, a transient failure becomes `failed`. */
+  maxAttempts: number;
+}
+
+/**
+ * Longest detail kept, in characters: it ends up in the message record and in logs, and a
+ * proxy's HTML error page has no business filling either.
+ */
+const MAX_DETAIL_CHARS = 500;
+
+export function classifyResponse(input: ClassifyInput): Classification {
+  const { result } = input;
+  if (result.kind === 'network') {
+    const cause = networkCause(result.error);
+    return transient(input, cause, cause, undefined);
+  }
+  const { status } = result;
+  if (status >= 200 && status < 300) return classifyDocument(result.status, result.body, result.bodyError);
+
+  const requestError = parseRequestError(result.body);
+  const label = statusLabel(status);
+  const detail = describeBody(result.body, requestError) ?? label;
+  // The key is wrong for every job, not just this one: the workers pause instead of failing.
+  if (status === 401 || status === 403) return { outcome: 'unauthorized', status, detail };
+  if (status === 408 || status === 429 || status >= 500) {
+    const cause = detail === label ? label : `${label}: ${detail}`;
+    return transient(input, cause, detail, result.headers['retry-after'], requestError);
+  }
+  // Other 4xx, and the 1xx/3xx the client never follows: asking again gets the same answer.
+  const failure = { outcome: 'failed' as const, reason: label, detail };
+  return requestError ? { ...failure, requestError } : failure;
+}
+
+function transient(
+  input: ClassifyInput,
+  cause: string,
+  detail: string,
+  retryAfter: string | undefined,
+  requestError?: RequestError,
+): Classification {
+  if (input.attempt < input.maxAttempts) {
+    return retryAfter === undefined
+      ? { outcome: 'retry', reason: cause }
+      : { outcome: 'retry', reason: cause, retryAfter };
+  }
+  const failure = {
+    outcome: 'failed' as const,
+    reason: `gave up after ${input.attempt} attempts: ${cause}`,
+    detail,
+  };
+  return requestError ? { ...failure, requestError } : failure;
+}
+
+function classifyDocument(status: number, body: unknown, bodyError: string | undefined): Classification {
+  // Never retried: the service may well have created the document, and a second upload of
+  // it would be a duplicate (or, with rejectDuplicates, a false rejection).
+  const notRetried = 'not retried, since the document may exist and a retry could duplicate it';
+  if (bodyError !== undefined) {
+    return {
+      outcome: 'failed',
+      reason: `${statusLabel(status)} with an unreadable body; ${notRetried}`,
+      detail: truncate(bodyError),
+    };
+  }
+  const parsed = documentSchema.safeParse(body);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`);
+    return {
+      outcome: 'failed',
+      reason: `${statusLabel(status)} whose body is not a Document (no valid meta.identifier); ${notRetried}`,
+      detail: truncate(issues.join('; ')),
+    };
+  }
+  const document = parsed.data;
+  const warnings = document.warnings ?? [];
+  const documentIdentifier = document.meta.identifier;
+  // The error is mirrored in meta with failed=true (facts file); either one means rejected.
+  const errorCode = document.error?.errorCode ?? (document.meta.failed ? document.meta.errorCode : undefined);
+  if (errorCode === undefined && !document.meta.failed) {
+    return { outcome: 'uploaded', documentIdentifier, warnings };
+  }
+  return {
+    outcome: 'rejected',
+    documentIdentifier,
+    errorCode: errorCode ?? 'unknown',
+    errorDetail: truncate(document.error?.errorDetail ?? document.meta.errorDetail ?? ''),
+    warnings,
+  };
+}
+
+function networkCause(error: { code?: string; message: string }): string {
+  if (error.code === 'TIMEOUT') return `timed out: ${error.message}`;
+  return `network error ${error.code ?? 'without code'}: ${error.message}`;
+}
+
+function parseRequestError(body: unknown): RequestError | undefined {
+  const parsed = requestErrorSchema.safeParse(body);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** `file: invalid: unsupported file type; wait: invalid: Must be a valid boolean.` */
+export function summariseRequestError(error: RequestError): string {
+  if (error.errors.length === 0) return error.type;
+  return error.errors
+    .map((item) =>
+      [item.attr, item.code, item.detail].filter((part) => part != null && part !== '').join(': '),
+    )
+    .join('; ');
+}
+
+function describeBody(body: unknown, requestError: RequestError | undefined): string | undefined {
+  if (requestError) return truncate(summariseRequestError(requestError));
+  if (typeof body === 'string' && body.trim() !== '') return truncate(body.trim().replace(/\s+/g, ' '));
+  return undefined;
+}
+
+function statusLabel(status: number): string {
+  const text = STATUS_CODES[status];
+  return text ? `HTTP ${status} ${text}` : `HTTP ${status}`;
+}
+
+function truncate(text: string): string {
+  return text.length <= MAX_DETAIL_CHARS ? text : `${text.slice(0, MAX_DETAIL_CHARS - 1)}…`;
+}

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/**
+ * The response bodies of the parsing API that the uploader reads: the Document parse result
+ * (parsing-api.md §2.8) and the RequestError of failed requests (parsing-api-facts.md).
+ *
+ * Tolerant by design: unknown fields are stripped, and every field the spec does not mark
+ * required may be absent or null (an OpenAPI-generated server writes `null` for unset
+ * fields). Only `meta.identifier` is insisted on, because it is the one thing the gateway
+ * records: a created document without it cannot be traced. `extractor` is required by the
+ * spec but optional here, since refusing a body that has an identifier would mark an upload
+ * failed that the service in fact accepted.
+ */
+
+const isoDateTime = z.string();
+
+const documentReferenceSchema = z.object({
+  identifier: z.string().nullish(),
+  customIdentifier: z.string().nullish(),
+});
+
+export const documentWarningSchema = z.object({
+  warningCode: z.string(),
+  warningDetail: z.string().nullish(),
+});
+
+export const documentErrorSchema = z.object({
+  errorCode: z.string(),
+  errorDetail: z.string().nullish(),
+});
+
+export const documentMetaSchema = z.object({
+  identifier: z.string().min(1),
+  customIdentifier: z.string().nullish(),
+  fileName: z.string().nullish(),
+  ready: z.boolean().nullish(),
+  readyDt: isoDateTime.nullish(),
+  failed: z.boolean().nullish(),
+  expiryTime: isoDateTime.nullish(),
+  language: z.string().nullish(),
+  pdf: z.string().nullish(),
+  parentDocument: documentReferenceSchema.nullish(),
+  childDocuments: z.array(documentReferenceSchema).nullish(),
+  isOcrd: z.boolean().nullish(),
+  ocrConfidence: z.number().nullish(),
+  reviewUrl: z.string().nullish(),
+  documentType: z.string().nullish(),
+  collection: z.object({ identifier: z.string().nullish(), name: z.string().nullish() }).nullish(),
+  workspace: z.object({ identifier: z.string().nullish(), name: z.string().nullish() }).nullish(),
+  createdDt: isoDateTime.nullish(),
+  archivedDt: isoDateTime.nullish(),
+  confirmedDt: isoDateTime.nullish(),
+  rejectedDt: isoDateTime.nullish(),
+  isArchived: z.boolean().nullish(),
+  isConfirmed: z.boolean().nullish(),
+  isRejected: z.boolean().nullish(),
+  skipParse: z.boolean().nullish(),
+  errorCode: z.string().nullish(),
+  errorDetail: z.string().nullish(),
+  file: z.string().nullish(),
+  sourceEmail: z.string().nullish(),
+  sourceEmailAddress: z.string().nullish(),
+});
+
+export const documentSchema = z.object({
+  extractor: z.string().nullish(),
+  meta: documentMetaSchema,
+  // The parse result itself; the gateway never looks inside it.
+  data: z.record(z.string(), z.unknown()).nullish(),
+  error: documentErrorSchema.nullish(),
+  warnings: z.array(documentWarningSchema).nullish(),
+});
+
+export const requestErrorItemSchema = z.object({
+  attr: z.string().nullish(),
+  code: z.string(),
+  detail: z.string(),
+});
+
+/** `{"type": "validation_error", "errors": [{"attr": "file" | null, "code": "invalid", "detail": "…"}]}` */
+export const requestErrorSchema = z.object({
+  type: z.string(),
+  errors: z.array(requestErrorItemSchema),
+});
+
+export type DocumentWarning = z.infer<typeof documentWarningSchema>;
+export type DocumentError = z.infer<typeof documentErrorSchema>;
+export type DocumentMeta = z.infer<typeof documentMetaSchema>;
+export type Document = z.infer<typeof documentSchema>;
+export type RequestErrorItem = z.infer<typeof requestErrorItemSchema>;
+export type RequestError = z.infer<typeof requestErrorSchema>;

@@ -1,0 +1,272 @@
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger, type Logger } from '../../src/logger.ts';
+import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { classifyResponse } from '../../src/uploader/classify-response.ts';
+import { createParsingApiClient, type ParsingApiClient } from '../../src/uploader/parsing-api-client.ts';
+
+const API_KEY = 'client-test-key-0123456789';
+
+/** A minimal PDF: file-type needs only the header. */
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** Every log line, so a test can check the key never appears in one. */
+function memoryLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  return {
+    logger: createLogger({ level: 'debug', destination: { write: (line: string) => lines.push(line) } }),
+    lines,
+  };
+}
+
+const upload = (fileName = 'invoice.pdf', fields: ReadonlyArray<readonly [string, string]> = []) => ({
+  file: PDF,
+  fileName,
+  contentType: 'application/pdf',
+  fields,
+});
+
+let mock: MockApi;
+let baseUrl: string;
+let log: { logger: Logger; lines: string[] };
+let client: ParsingApiClient;
+const classify = (result: Awaited<ReturnType<ParsingApiClient['uploadDocument']>>) =>
+  classifyResponse({ result, attempt: 1, maxAttempts: 3 });
+
+beforeEach(async () => {
+  log = memoryLogger();
+  mock = createMockApi({ apiKey: API_KEY, logger: log.logger });
+  baseUrl = (await mock.start({ host: '127.0.0.1', port: 0 })).url;
+  client = createParsingApiClient({ baseUrl, apiKey: API_KEY, timeoutMs: 10_000, logger: log.logger });
+});
+
+afterEach(async () => {
+  await client.close();
+  await mock.close();
+  expect(log.lines.join('\n')).not.toContain(API_KEY);
+});
+
+describe('uploadDocument against the mock', () => {
+  it('delivers the bearer key, the bytes, the part filename and every field', async () => {
+    const fields = [
+      ['workspace', 'WS1'],
+      ['wait', 'false'],
+      ['limitToExamples', 'ex1'],
+      ['limitToExamples', 'ex2'],
+      ['regionBias', '{"country":"vn","strict":true}'],
+    ] as const;
+    const result = await client.uploadDocument(upload('Rechnung März.pdf', fields));
+
+    const [received] = await mock.waitForUploads(1);
+    expect(received?.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(received?.file).toMatchObject({
+      fileName: 'Rechnung März.pdf',
+      contentType: 'application/pdf',
+      size: PDF.length,
+      sha256: sha256(PDF),
+    });
+    expect(received?.fields).toEqual({
+      workspace: ['WS1'],
+      wait: ['false'],
+      limitToExamples: ['ex1', 'ex2'],
+      regionBias: ['{"country":"vn","strict":true}'],
+      // Sent as its own field as well, as the service's clients do.
+      fileName: ['Rechnung März.pdf'],
+    });
+    expect(result).toMatchObject({ kind: 'response', status: 201 });
+    expect(classify(result)).toEqual({
+      outcome: 'uploaded',
+      documentIdentifier: received?.documentIdentifier,
+      warnings: [],
+    });
+  });
+
+  it('keeps a fileName field the caller gave instead of adding one', async () => {
+    await client.uploadDocument(upload('part.pdf', [['fileName', 'field.pdf']]));
+    const [received] = await mock.waitForUploads(1);
+    expect(received?.fields.fileName).toEqual(['field.pdf']);
+    expect(received?.file?.fileName).toBe('part.pdf');
+  });
+
+  it('reports a wrong key as 401, classified unauthorized', async () => {
+    const wrong = createParsingApiClient({
+      baseUrl,
+      apiKey: 'wrong-key',
+      timeoutMs: 10_000,
+      logger: log.logger,
+    });
+    try {
+      const result = await wrong.uploadDocument(upload());
+      expect(classify(result)).toMatchObject({ outcome: 'unauthorized', status: 401 });
+    } finally {
+      await wrong.close();
+    }
+    expect(mock.uploads).toHaveLength(0);
+  });
+
+  it('gets the 401, not a broken pipe, when the key is refused while a large file is still being sent', async () => {
+    const wrong = createParsingApiClient({
+      baseUrl,
+      apiKey: 'wrong-key',
+      timeoutMs: 10_000,
+      logger: log.logger,
+    });
+    try {
+      const large = Buffer.concat([PDF, Buffer.alloc(8 * 1024 * 1024)]);
+      const result = await wrong.uploadDocument({ ...upload(), file: large });
+      expect(result).toMatchObject({ kind: 'response', status: 401 });
+    } finally {
+      await wrong.close();
+    }
+  });
+
+  it('reports an enqueued 503 with Retry-After as retry, then uploads', async () => {
+    mock.enqueueFault({ status: 503, headers: { 'retry-after': '12' } });
+    expect(classify(await client.uploadDocument(upload()))).toEqual({
+      outcome: 'retry',
+      reason: 'HTTP 503 Service Unavailable: error: A server error occurred (mock fault 503).',
+      retryAfter: '12',
+    });
+    expect(classify(await client.uploadDocument(upload()))).toMatchObject({ outcome: 'uploaded' });
+  });
+
+  it('reports a dropped connection as a network result, classified retry', async () => {
+    mock.enqueueFault({ drop: true });
+    const result = await client.uploadDocument(upload());
+    expect(result.kind).toBe('network');
+    expect(classify(result)).toMatchObject({
+      outcome: 'retry',
+      reason: expect.stringMatching(/^network error/),
+    });
+  });
+
+  it('reports unsupported bytes as 400, classified failed with the RequestError detail', async () => {
+    const result = await client.uploadDocument({
+      file: Buffer.from('504b0506000000000000000000000000000000000000', 'hex'),
+      fileName: 'archive.pdf',
+      contentType: 'application/pdf',
+      fields: [],
+    });
+    expect(classify(result)).toMatchObject({
+      outcome: 'failed',
+      reason: 'HTTP 400 Bad Request',
+      detail: expect.stringMatching(/^file: invalid: Unsupported file type/),
+    });
+  });
+
+  it('reports a 2xx with a Document error as rejected', async () => {
+    const fields = [['rejectDuplicates', 'true']] as const;
+    await client.uploadDocument(upload('a.pdf', fields));
+    expect(classify(await client.uploadDocument(upload('b.pdf', fields)))).toMatchObject({
+      outcome: 'rejected',
+      errorCode: 'duplicate_document',
+    });
+  });
+
+  it('reports invalid JSON as a body error, and never reads more than the limit', async () => {
+    const small = createParsingApiClient({
+      baseUrl,
+      apiKey: API_KEY,
+      timeoutMs: 10_000,
+      logger: log.logger,
+      maxResponseBytes: 1024,
+    });
+    try {
+      mock.enqueueFault({ status: 200, body: '{"meta":', headers: { 'content-type': 'application/json' } });
+      expect(await small.uploadDocument(upload())).toMatchObject({
+        bodyError: expect.stringMatching(/invalid JSON/),
+      });
+      mock.enqueueFault({
+        status: 200,
+        body: { meta: { identifier: 'x' }, data: { text: 'y'.repeat(4096) } },
+      });
+      const result = await small.uploadDocument(upload());
+      expect(result).toMatchObject({ kind: 'response', status: 200, body: undefined });
+      expect(classify(result)).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(/larger/) });
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('getDocument', () => {
+  it('reads a document back, and 404 for an unknown one', async () => {
+    await client.uploadDocument(upload());
+    const [received] = await mock.waitForUploads(1);
+    const id = received?.documentIdentifier ?? '';
+    expect(await client.getDocument(id)).toMatchObject({
+      kind: 'response',
+      status: 200,
+      body: { meta: { identifier: id, ready: true } },
+    });
+    expect(await client.getDocument('no/such')).toMatchObject({
+      status: 404,
+      body: { errors: [{ code: 'not_found' }] },
+    });
+  });
+});
+
+describe('a server that never answers', () => {
+  let silent: Server;
+
+  beforeEach(async () => {
+    silent = createServer(() => {
+      // Holds every request open: the client's timeout is what ends it.
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterEach(async () => {
+    silent.closeAllConnections();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+
+  it('reports a timeout as a network result with code TIMEOUT', async () => {
+    const address = silent.address();
+    if (address === null || typeof address === 'string') throw new Error('no address');
+    const slow = createParsingApiClient({
+      baseUrl: `http://127.0.0.1:${address.port}`,
+      apiKey: API_KEY,
+      timeoutMs: 200,
+      logger: log.logger,
+    });
+    try {
+      const result = await slow.uploadDocument(upload());
+      expect(result).toMatchObject({ kind: 'network', error: { code: 'TIMEOUT' } });
+      expect(classify(result)).toMatchObject({
+        outcome: 'retry',
+        reason: expect.stringMatching(/^timed out/),
+      });
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('creation', () => {
+  it.each(['http://api.example.com', 'http://10.1.2.3:8080', 'http://[::2]', 'http://127.0.0.1.example.com'])(
+    'refuses plain http to %s without naming the key',
+    (url) => {
+      const create = () =>
+        createParsingApiClient({ baseUrl: url, apiKey: API_KEY, timeoutMs: 1_000, logger: log.logger });
+      expect(create).toThrow(/plain http/);
+      expect(create).not.toThrow(new RegExp(API_KEY));
+    },
+  );
+
+  it('refuses an unusable key without echoing it', () => {
+    const key = 'has space';
+    const create = () =>
+      createParsingApiClient({ baseUrl, apiKey: key, timeoutMs: 1_000, logger: log.logger });
+    expect(create).toThrow(/apiKey/);
+    expect(create).not.toThrow(/has space/);
+  });
+
+  it('closes idempotently', async () => {
+    const extra = createParsingApiClient({ baseUrl, apiKey: API_KEY, timeoutMs: 1_000, logger: log.logger });
+    await Promise.all([extra.close(), extra.close()]);
+    await extra.close();
+  });
+});
