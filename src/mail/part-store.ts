@@ -1,0 +1,23 @@
+/**
+ * Where the MIME walk puts the decoded bytes of the parts it keeps. The walk never holds a
+ * whole part: it writes each decoded chunk as it comes and waits for the store before it
+ * reads on, so a slow store slows the SMTP client down instead of filling memory.
+ *
+ * The Redis implementation lives in src/queue; tests use test/support/mail-memory-store.ts.
+ * The walk opens a writer only for a candidate whose type it recognised; a part that is
+ * stored and ended but later not selected (an image the HTML body shows, a refused message)
+ * is the store owner's to release.
+ */
+export interface PartWriter {
+  /** Resolves when the store can take more: the walker awaits it (backpressure). */
+  write(chunk: Buffer): Promise<void>;
+  /** All bytes written; resolves when they are stored. */
+  end(): Promise<void>;
+  /** The part is not wanted after all (over a limit, walk failed): forget what was written. */
+  discard(): Promise<void>;
+}
+
+export interface PartStore {
+  /** A writer for the leaf with this index (LeafPart.index); called at most once per index. */
+  openPart(index: number): PartWriter;
+}

@@ -1,0 +1,93 @@
+import { removeUnsafeCharacters } from './sanitize-file-name.ts';
+import type { LeafPart, WalkResult } from './walk-message.ts';
+
+export interface SkippedPart {
+  part: LeafPart;
+  /** Why it is not uploaded, for the message record. */
+  reason: string;
+}
+
+export interface Selection {
+  /** Candidates to upload, in message order. */
+  documents: LeafPart[];
+  /** Every other candidate, with its reason. Bodies are the message itself and are not listed. */
+  skipped: SkippedPart[];
+}
+
+/**
+ * The longest "what was found" text, in characters. It ends up in a 550 reply, whose line
+ * RFC 5321 4.5.3.1.5 caps at 512 octets with the code and the fixed text around it.
+ */
+const MAX_FOUND_CHARS = 300;
+
+const IMAGE_TYPES = new Set(['png', 'jpg', 'tiff']);
+
+/**
+ * Which parts become documents (DESIGN.md, Ingest rule 3): candidates of a supported type,
+ * except images the HTML body shows by cid: (a logo, a pasted picture). A referenced PDF is
+ * still a document: only pictures are part of how a body looks.
+ */
+export function selectAttachments(result: WalkResult): Selection {
+  const documents: LeafPart[] = [];
+  const skipped: SkippedPart[] = [];
+  for (const part of result.parts) {
+    if (part.role === 'body') continue;
+    const reason = skipReason(part, result.htmlCids);
+    if (reason === null) documents.push(part);
+    else skipped.push({ part, reason });
+  }
+  return { documents, skipped };
+}
+
+function skipReason(part: LeafPart, htmlCids: ReadonlySet<string>): string | null {
+  if (part.size === 0) return 'empty part';
+  if (isImage(part) && part.contentId !== null && htmlCids.has(part.contentId.toLowerCase())) {
+    return 'inline image referenced by the message body';
+  }
+  if (part.detectedType === null) {
+    return part.bytesType === null
+      ? `unsupported type ${part.declaredType} (declared; its bytes match no supported format)`
+      : `unsupported type ${part.bytesType} (declared ${part.declaredType})`;
+  }
+  return null;
+}
+
+function isImage(part: LeafPart): boolean {
+  if (part.detectedType !== null) return IMAGE_TYPES.has(part.detectedType);
+  return (part.bytesType ?? part.declaredType).startsWith('image/');
+}
+
+/**
+ * What the message held, for the reply to a message with no supported attachment, e.g.
+ * "found 2 parts: invite.ics (text/calendar), signature.asc (application/pgp-signature)".
+ * Names are shown without control or bidi characters; names, types and the whole text are
+ * capped, the parts that do not fit are counted.
+ */
+export function describeFound(result: WalkResult): string {
+  const candidates = result.parts.filter((part) => part.role === 'candidate');
+  if (candidates.length === 0) return 'found no attachment, only the message text';
+
+  const items = candidates.map((part) => {
+    const name = shorten(removeUnsafeCharacters(part.fileName ?? `part ${part.partNumber}`));
+    const type =
+      part.size === 0 ? 'empty' : shorten(removeUnsafeCharacters(part.bytesType ?? part.declaredType));
+    return `${name} (${type})`;
+  });
+  let text = `found ${items.length} ${items.length === 1 ? 'part' : 'parts'}: ${items[0]}`;
+  for (const [i, item] of items.entries()) {
+    if (i === 0) continue;
+    const rest = i === items.length - 1 ? '' : `, and ${items.length - i - 1} more`;
+    if (text.length + 2 + item.length + rest.length > MAX_FOUND_CHARS) {
+      return `${text}, and ${items.length - i} more`;
+    }
+    text += `, ${item}`;
+  }
+  return text;
+}
+
+/** One name or type in describeFound, in characters: keeps room for a few of them. */
+const MAX_ITEM_CHARS = 60;
+
+function shorten(text: string): string {
+  return text.length <= MAX_ITEM_CHARS ? text : `${text.slice(0, MAX_ITEM_CHARS - 3)}...`;
+}
