@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './free-port.ts';
+import { freeLoopbackPort, spawnRedisServer, stopRedisServer } from '../../src/queue/local-redis.ts';
 
 export interface RedisServerOptions {
   /** Extra `--name value` arguments, e.g. `{ appendonly: 'yes' }`. */
@@ -11,7 +11,8 @@ export interface RedisServerOptions {
 
 /**
  * A private redis-server for one test file: its own port and data directory, never 6379.
- * `stop()` and `start()` let a test take Redis away and bring it back on the same port.
+ * `stop()` (a crash: SIGKILL) and `start()` let a test take Redis away and bring it back on
+ * the same port.
  */
 export interface TestRedis {
   readonly port: number;
@@ -22,10 +23,8 @@ export interface TestRedis {
 }
 
 export async function startRedis(options: RedisServerOptions = {}): Promise<TestRedis> {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const dir = await mkdtemp(join(tmpdir(), 'ingest-redis-'));
-  let child: ChildProcess | undefined;
-
   const args = [
     '--port',
     String(port),
@@ -37,40 +36,18 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Test
     '',
     '--appendonly',
     'no',
-    '--maxmemory-policy',
-    'noeviction',
   ];
+  args.push('--maxmemory-policy', 'noeviction');
   for (const [name, value] of Object.entries(options.config ?? {})) args.push(`--${name}`, value);
+  let child: ChildProcess | undefined;
 
   async function start(): Promise<void> {
-    if (child) return;
-    const proc = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = proc;
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          proc.stdout?.off('data', onData);
-          proc.stdout?.resume();
-          resolve();
-        }
-      };
-      proc.stdout?.on('data', onData);
-      proc.stderr?.resume();
-      proc.once('error', reject);
-      proc.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
-    });
+    child ??= await spawnRedisServer(args);
   }
-
   async function stop(): Promise<void> {
-    const proc = child;
-    if (!proc) return;
+    const running = child;
     child = undefined;
-    if (proc.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill('SIGKILL');
-    await exited;
+    if (running) await stopRedisServer(running, 'SIGKILL');
   }
 
   await start();

@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createTransport } from 'nodemailer';
+import { stringify } from 'yaml';
+import { ConfigError, loadConfig } from './config/load-config.ts';
+import { redactConfig } from './config/redact-config.ts';
+import type { Role } from './gateway.ts';
+import { createLogger } from './logger.ts';
+import { runDaemon } from './main.ts';
+import { createMockApi } from './mock-api/create-mock-api.ts';
+
+const usage = `ingest-gateway: turns e-mailed attachments into documents for the parsing API
+
+usage:
+  ingest-gateway start [--config FILE] [--role all|smtp|worker]
+  ingest-gateway check-config [--config FILE]
+  ingest-gateway mock-api [--host H] [--port N] [--api-key KEY]
+  ingest-gateway send --server HOST:PORT --from ADDR --to ADDR [--subject S] [--attach FILE]...
+`;
+
+const defaultConfig = 'config/gateway.yaml';
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          config: { type: 'string', default: defaultConfig },
+          role: { type: 'string', default: 'all' },
+        },
+      });
+      const role = values.role;
+      if (role !== 'all' && role !== 'smtp' && role !== 'worker')
+        return fail(`--role must be all, smtp or worker, not ${role}`);
+      return runDaemon(values.config, role satisfies Role);
+    }
+    case 'check-config': {
+      const { values } = parseArgs({
+        args: rest,
+        options: { config: { type: 'string', default: defaultConfig } },
+      });
+      try {
+        const config = await loadConfig({ path: values.config, env: process.env });
+        process.stdout.write(`# ${values.config}: valid\n${stringify(redactConfig(config))}`);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        process.stderr.write(`${values.config}: ${err.problems.length} problem(s):\n`);
+        for (const problem of err.problems) process.stderr.write(`  - ${problem}\n`);
+        process.exit(2);
+      }
+      return;
+    }
+    case 'mock-api':
+      return runMockApi(rest);
+    case 'send':
+      return send(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(usage);
+      return;
+    default:
+      return fail(`unknown command ${command}`);
+  }
+}
+
+async function runMockApi(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '8026' },
+      'api-key': { type: 'string' },
+    },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    return fail(`--port must be a port number, not ${values.port}`);
+  const apiKey = values['api-key'] ?? process.env.PARSER_API_KEY;
+  if (!apiKey) return fail('give the key clients must send: --api-key KEY or PARSER_API_KEY');
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
+  const mock = createMockApi({ apiKey, logger, retainFileBytes: false });
+  const { url } = await mock.start({ host: values.host, port });
+  logger.info({ url }, 'mock parsing API listening: POST /v3/documents, GET /v3/documents/{identifier}');
+  const stop = () => {
+    void mock.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+async function send(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      server: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      subject: { type: 'string', default: 'Documents' },
+      attach: { type: 'string', multiple: true, default: [] },
+    },
+  });
+  if (!values.server || !values.from || !values.to)
+    return fail('send needs --server HOST:PORT, --from and --to');
+  const match = /^(.+):(\d+)$/.exec(values.server);
+  if (!match?.[1] || !match[2]) return fail(`--server must be HOST:PORT, not ${values.server}`);
+  const transport = createTransport({
+    host: match[1].replace(/^\[|\]$/g, ''),
+    port: Number(match[2]),
+    secure: false,
+    ignoreTLS: true,
+  });
+  try {
+    const info = await transport.sendMail({
+      from: values.from,
+      to: values.to,
+      subject: values.subject,
+      text: `Sent with ingest-gateway send: ${values.attach.length} attachment(s).`,
+      attachments: values.attach.map((path) => ({ path, filename: basename(path) })),
+    });
+    process.stdout.write(`${info.response}\n`);
+  } catch (err) {
+    const response = err && typeof err === 'object' && 'response' in err ? String(err.response) : String(err);
+    process.stderr.write(`not accepted: ${response}\n`);
+    process.exitCode = 1;
+  } finally {
+    transport.close();
+  }
+}
+
+function fail(message: string): void {
+  process.stderr.write(`${message}\n\n${usage}`);
+  process.exit(2);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,203 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createRouteTable } from './config/route-table.ts';
+import type { GatewayConfig, WorkspaceConfig } from './config/schema.ts';
+import { asError } from './errors.ts';
+import { createHttpApi, type HttpApi, type Readiness } from './http/create-http-api.ts';
+import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
+import type { Logger } from './logger.ts';
+import { createKeySpace } from './queue/keys.ts';
+import { createMessageLedger } from './queue/message-ledger.ts';
+import { createProducer } from './queue/producer.ts';
+import {
+  closeConnection,
+  createIntakeConnection,
+  createWorkerConnection,
+} from './queue/redis-connections.ts';
+import { type Durability, inspectDurability } from './queue/redis-durability.ts';
+import { createUploadQueue, type UploadJobData } from './queue/upload-queue.ts';
+import { createSmtpIntake, type SmtpIntake } from './smtp/create-smtp-server.ts';
+import { createMessageReceiver } from './smtp/receive-message.ts';
+import { createParsingApiClient, type ParsingApiClient } from './uploader/parsing-api-client.ts';
+import { createUploadWorker, type UploadWorker } from './uploader/upload-worker.ts';
+
+export type Role = 'all' | 'smtp' | 'worker';
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  role: Role;
+  logger: Logger;
+  /** The Redis to use (the composition root may have started a private one). */
+  redisUrl: string;
+  /** Where uploads go: the configured service, or the in-process mock's URL. */
+  apiBaseUrl: string;
+  apiKey: string;
+  metrics?: GatewayMetrics;
+  /** Jitter source for upload retries; tests pass () => 0 so a retry follows at once. */
+  random?: () => number;
+}
+
+export interface Gateway {
+  readonly smtpPort: number | null;
+  readonly httpUrl: string;
+  readonly durability: Durability;
+  /** Stops intake first, then the workers, then the HTTP API and Redis. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds and starts the daemon's components for one role, wiring each from its factory. Reads
+ * no environment and never exits: src/main.ts does that.
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const { config, role, logger } = options;
+  const metrics = options.metrics ?? createMetrics();
+  const keys = createKeySpace(config.redis.prefix);
+  const steps: Array<{ name: string; close: () => Promise<void> }> = [];
+  let closing: Promise<void> | undefined;
+
+  async function close(): Promise<void> {
+    closing ??= (async () => {
+      for (const step of steps.reverse()) {
+        try {
+          await step.close();
+        } catch (err) {
+          logger.error({ err: asError(err), step: step.name }, 'shutdown step failed');
+        }
+      }
+    })();
+    return closing;
+  }
+
+  try {
+    const intakeRedis = createIntakeConnection(options.redisUrl, logger);
+    steps.push({ name: 'redis', close: () => closeConnection(intakeRedis) });
+    await waitReady(intakeRedis);
+    const durability = await inspectDurability(intakeRedis);
+    logger.info({ aof: durability.aof, maxmemoryPolicy: durability.maxmemoryPolicy }, 'redis durability');
+    for (const warning of durability.warnings) logger.warn(warning);
+
+    const ledger = createMessageLedger(intakeRedis, keys);
+    const workspaces = new Map<string, WorkspaceConfig>(config.workspaces.map((ws) => [ws.identifier, ws]));
+
+    let worker: UploadWorker | undefined;
+    let smtp: SmtpIntake | undefined;
+    // The HTTP API starts first: the sourceEmail links point at it, and readiness answers
+    // while the rest starts and stops.
+    const http: HttpApi = createHttpApi({
+      redis: intakeRedis,
+      keys,
+      ledger,
+      metrics,
+      logger,
+      readiness: () => readiness(intakeRedis, durability, smtp, worker),
+    });
+    steps.push({ name: 'http', close: () => http.close() });
+    const { url: httpUrl } = await http.start(config.http.host, config.http.port);
+
+    if (role === 'all' || role === 'worker') {
+      const client: ParsingApiClient = createParsingApiClient({
+        baseUrl: options.apiBaseUrl,
+        apiKey: options.apiKey,
+        allowInsecureHttp: config.api.allowInsecureHttp,
+        timeoutMs: config.api.timeout,
+        connections: config.upload.concurrency,
+        logger,
+      });
+      steps.push({ name: 'api client', close: () => client.close() });
+      const workerRedis = createWorkerConnection(options.redisUrl, logger);
+      steps.push({ name: 'worker redis', close: () => closeConnection(workerRedis) });
+      const started = createUploadWorker({
+        connection: workerRedis,
+        redis: intakeRedis,
+        keys,
+        ledger,
+        client,
+        workspaces,
+        concurrency: config.upload.concurrency,
+        attempts: config.upload.attempts,
+        metrics,
+        logger,
+        ...(options.random ? { random: options.random } : {}),
+      });
+      steps.push({ name: 'upload worker', close: () => started.close() });
+      await started.start();
+      worker = started;
+    }
+
+    let smtpPort: number | null = null;
+    if (role === 'all' || role === 'smtp') {
+      const queue: Queue<UploadJobData> = createUploadQueue({
+        connection: intakeRedis,
+        keys,
+        attempts: config.upload.attempts,
+      });
+      queue.on('error', (err) => logger.error({ err }, 'upload queue error'));
+      steps.push({ name: 'upload queue', close: () => queue.close() });
+      const producer = createProducer({ redis: intakeRedis, keys, queue, ledger, logger });
+      const routeTable = createRouteTable(config.workspaces);
+      const receive = createMessageReceiver({
+        config,
+        redis: intakeRedis,
+        keys,
+        producer,
+        publicUrl: config.http.publicUrl ?? httpUrl,
+        logger,
+      });
+      const intake = createSmtpIntake({
+        config,
+        routes: { lookup: (recipient) => routeTable.route(recipient) },
+        receive,
+        logger,
+        onOutcome: (outcome, code) => metrics.smtpMessages.inc({ outcome, code: String(code) }),
+      });
+      steps.push({ name: 'smtp', close: () => intake.close() });
+      smtpPort = (await intake.start()).port;
+      smtp = intake;
+    }
+
+    return { smtpPort, httpUrl, durability, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function readiness(
+  redis: Redis,
+  durability: Durability,
+  smtp: SmtpIntake | undefined,
+  worker: UploadWorker | undefined,
+): Promise<Readiness> {
+  const redisOk = await redis.ping().then(
+    (reply) => reply === 'PONG',
+    () => false,
+  );
+  const smtpOk = smtp ? smtp.listening : null;
+  const workerOk = worker ? worker.running && worker.pausedReason === null : null;
+  return {
+    ready: redisOk && smtpOk !== false && workerOk !== false && (smtpOk === true || workerOk === true),
+    details: {
+      redis: redisOk ? 'ok' : 'unreachable',
+      smtp: smtpOk === null ? 'not in this role' : smtpOk ? 'listening' : 'stopped',
+      worker:
+        workerOk === null ? 'not in this role' : (worker?.pausedReason ?? (workerOk ? 'running' : 'stopped')),
+      durability: {
+        aof: durability.aof,
+        maxmemoryPolicy: durability.maxmemoryPolicy,
+        warnings: durability.warnings,
+      },
+    },
+  };
+}
+
+async function waitReady(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('redis did not become ready within 10 s')), 10_000);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

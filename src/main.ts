@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { ConfigError, loadConfig } from './config/load-config.ts';
+import type { GatewayConfig } from './config/schema.ts';
+import { asError } from './errors.ts';
+import { type Gateway, type Role, startGateway } from './gateway.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createMockApi } from './mock-api/create-mock-api.ts';
+import { type LocalRedis, redisAnswers, redisServerInstalled, startLocalRedis } from './queue/local-redis.ts';
+
+/**
+ * The composition root of `ingest-gateway start`: reads the configuration and the environment,
+ * finds Redis, starts the mock API in mock mode, starts the gateway, and stops it all on
+ * SIGTERM/SIGINT. The only module besides cli.ts that reads process.env or exits.
+ */
+export async function runDaemon(configPath: string, role: Role): Promise<void> {
+  let config: GatewayConfig;
+  try {
+    config = await loadConfig({ path: configPath, env: process.env });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${configPath}: the configuration has ${err.problems.length} problem(s):\n`);
+      for (const problem of err.problems) process.stderr.write(`  - ${problem}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger({ level: config.log.level });
+  const stops: Array<() => Promise<void>> = [];
+  let gateway: Gateway | undefined;
+
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, 'stopping: no new mail is taken, sessions in DATA and uploads in flight finish');
+    try {
+      await gateway?.close();
+      for (const stop of stops.reverse()) await stop();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err: asError(err) }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      void shutdown(signal);
+    });
+  }
+
+  try {
+    const redisUrl = await resolveRedis(config, logger, stops);
+    const { baseUrl, apiKey } = await resolveApi(config, logger, stops);
+    gateway = await startGateway({ config, role, logger, redisUrl, apiBaseUrl: baseUrl, apiKey });
+    if (gateway.smtpPort !== null) printFirstSteps(config, gateway.smtpPort, gateway.httpUrl, logger);
+  } catch (err) {
+    logger.fatal({ err: asError(err) }, 'the gateway could not start');
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    process.exit(1);
+  }
+}
+
+/** REDIS_URL or the configured URL; for a local default that does not answer, a private redis-server. */
+async function resolveRedis(
+  config: GatewayConfig,
+  logger: Logger,
+  stops: Array<() => Promise<void>>,
+): Promise<string> {
+  const url = config.redis.url;
+  if (await redisAnswers(url)) return url;
+  const host = new URL(url).hostname;
+  const local = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  if (!local || process.env.REDIS_URL) {
+    throw new Error(`Redis does not answer at ${redactUrl(url)}; start it or set REDIS_URL to one that does`);
+  }
+  if (!redisServerInstalled()) {
+    throw new Error(
+      `no Redis answers at ${url} and no redis-server is installed to start one: install Redis ` +
+        '(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL',
+    );
+  }
+  const redis: LocalRedis = await startLocalRedis(resolve('.data/redis'), logger);
+  stops.push(() => redis.stop());
+  return redis.url;
+}
+
+async function resolveApi(
+  config: GatewayConfig,
+  logger: Logger,
+  stops: Array<() => Promise<void>>,
+): Promise<{ baseUrl: string; apiKey: string }> {
+  if (!config.api.mock) {
+    if (!config.api.baseUrl || !config.api.apiKey) throw new Error('api.baseUrl and api.apiKey are required');
+    return { baseUrl: config.api.baseUrl, apiKey: config.api.apiKey };
+  }
+  const apiKey = config.api.apiKey ?? `mock-${randomBytes(12).toString('hex')}`;
+  // A long-running mock keeps each upload's metadata, not its bytes.
+  const mock = createMockApi({ apiKey, logger, retainFileBytes: false });
+  const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
+  stops.push(() => mock.close());
+  logger.warn(
+    { mockApi: url },
+    'MOCK MODE (api.mock: true): documents go to the built-in mock of the parsing API, NOT to the parsing service',
+  );
+  return { baseUrl: url, apiKey };
+}
+
+function printFirstSteps(config: GatewayConfig, smtpPort: number, httpUrl: string, logger: Logger): void {
+  const to = config.workspaces[0]?.ingestEmail ?? 'documents@ingest.localhost';
+  const host = config.smtp.host === '0.0.0.0' || config.smtp.host === '::' ? '127.0.0.1' : config.smtp.host;
+  logger.info(
+    {
+      try: `npx ingest-gateway send --server ${host}:${smtpPort} --from you@example.com --to ${to} --attach invoice.pdf`,
+      records: `${httpUrl}/v1/messages/<id from the 250 reply>`,
+    },
+    'ready: send a test mail',
+  );
+}
+
+function redactUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}

@@ -1,0 +1,45 @@
+import type { Redis } from 'ioredis';
+import type { PartStore, PartWriter } from '../mail/part-store.ts';
+import { type AppendWriter, createAppendWriter } from './append-writer.ts';
+import type { KeySpace } from './keys.ts';
+
+/**
+ * Where one incoming message's bytes go while DATA streams in: the raw copy and the decoded
+ * leaves, each appended to its own key under the message's hash tag. Nothing here is visible
+ * to workers until the producer commits the message.
+ */
+export interface IncomingMessage {
+  readonly messageId: string;
+  readonly raw: AppendWriter;
+  readonly parts: PartStore;
+  /** Every key written so far, for the commit and for cleanup. */
+  partKeys(): ReadonlyMap<number, string>;
+  /** Forget everything written for this message (it was refused or failed). */
+  discard(): Promise<void>;
+}
+
+export function openIncomingMessage(redis: Redis, keys: KeySpace, messageId: string): IncomingMessage {
+  const messageKeys = keys.message(messageId);
+  const raw = createAppendWriter(redis, messageKeys.raw);
+  const writers = new Map<number, AppendWriter>();
+
+  const parts: PartStore = {
+    openPart(index: number): PartWriter {
+      const writer = createAppendWriter(redis, messageKeys.part(index));
+      writers.set(index, writer);
+      return writer;
+    },
+  };
+
+  return {
+    messageId,
+    raw,
+    parts,
+    partKeys() {
+      return new Map([...writers].map(([index, writer]) => [index, writer.key]));
+    },
+    async discard() {
+      await Promise.allSettled([raw.discard(), ...[...writers.values()].map((writer) => writer.discard())]);
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.ts';
+import type { KeySpace } from './keys.ts';
+import { type MessageLedger, recordFields } from './message-ledger.ts';
+import type { AttachmentEntry, MessageSummary } from './message-record.ts';
+import type { IncomingMessage } from './message-store.ts';
+import { type UploadJobData, uploadJobId } from './upload-queue.ts';
+
+/** A message that passed every check, ready to be committed. */
+export interface AcceptedMessage {
+  incoming: IncomingMessage;
+  summary: MessageSummary;
+  /** Entries in record order: the uploads (state `queued`) and the skipped parts. */
+  entries: AttachmentEntry[];
+  /**
+   * Identifies this delivery: the SHA-256 of the raw bytes and the recipients. A sending
+   * server that retries after a lost 250 sends the same bytes to the same recipients.
+   */
+  deliveryHash: string;
+}
+
+export interface EnqueueResult {
+  /** The id given in the 250 reply. */
+  messageId: string;
+  /** True when this delivery repeated one already accepted (its id is returned). */
+  duplicate: boolean;
+}
+
+export interface Producer {
+  enqueue(message: AcceptedMessage): Promise<EnqueueResult>;
+}
+
+export interface ProducerOptions {
+  redis: Redis;
+  keys: KeySpace;
+  queue: Queue<UploadJobData>;
+  ledger: MessageLedger;
+  logger: Logger;
+}
+
+/** How long a delivery is remembered for duplicate detection: sending servers give up after 5 days. */
+const deliveryMemorySeconds = 7 * 24 * 3600;
+
+/**
+ * Commits an accepted message so that 250 is true: blobs, record and jobs are all in Redis
+ * before enqueue() resolves. Order matters for crash safety:
+ *   1. one MULTI under the message's hash tag: parts renamed to their blobs, unused parts
+ *      deleted, blob reference counts and the record (status `committed`);
+ *   2. the delivery hash remembered → message id;
+ *   3. the jobs added, with stable ids;
+ *   4. the record marked `enqueued`.
+ * A repeated delivery finds its hash: if the earlier one got as far as step 2 but not 4, the
+ * repeat finishes it (steps 3–4 are idempotent), and both get the same id, so no attachment
+ * is uploaded twice. A crash before step 2 leaves a committed record without jobs that no
+ * client was told about; the sender retries and the retry is a new, complete message.
+ */
+export function createProducer(options: ProducerOptions): Producer {
+  const { redis, keys, queue, ledger } = options;
+  const log = options.logger.child({ component: 'producer' });
+
+  function jobsOf(messageId: string, entries: readonly AttachmentEntry[]) {
+    return entries
+      .filter((entry) => entry.workspace !== null && entry.state === 'queued')
+      .map((entry) => ({
+        name: 'upload',
+        data: {
+          messageId,
+          entry: entry.entry,
+          workspace: entry.workspace ?? '',
+          sha256: entry.sha256,
+          fileName: entry.fileName,
+          contentType: entry.detectedType ?? entry.contentType,
+          size: entry.size,
+        } satisfies UploadJobData,
+        opts: { jobId: uploadJobId(messageId, entry.entry) },
+      }));
+  }
+
+  async function finish(messageId: string, entries: readonly AttachmentEntry[]): Promise<void> {
+    const jobs = jobsOf(messageId, entries);
+    if (jobs.length > 0) await queue.addBulk(jobs);
+    await ledger.markEnqueued(messageId);
+  }
+
+  async function commit(message: AcceptedMessage): Promise<void> {
+    const { incoming, entries } = message;
+    const messageKeys = keys.message(incoming.messageId);
+    const partKeys = incoming.partKeys();
+    const refs = new Map<string, number[]>();
+    const blobSource = new Map<string, number>();
+    for (const entry of entries) {
+      if (entry.workspace === null || entry.state !== 'queued') continue;
+      refs.set(entry.sha256, [...(refs.get(entry.sha256) ?? []), entry.entry]);
+      if (!blobSource.has(entry.sha256)) blobSource.set(entry.sha256, entry.part);
+    }
+    const kept = new Set(blobSource.values());
+    const multi = redis.multi();
+    for (const [sha256, part] of blobSource) {
+      const key = partKeys.get(part);
+      if (key === undefined) throw new Error(`part ${part} of ${incoming.messageId} was not stored`);
+      multi.rename(key, messageKeys.blob(sha256));
+    }
+    for (const [part, key] of partKeys) if (!kept.has(part)) multi.del(key);
+    for (const [sha256, users] of refs) multi.sadd(messageKeys.blobRefs(sha256), ...users);
+    multi.hset(messageKeys.record, recordFields(message.summary, entries));
+    const results = await multi.exec();
+    const failed = results?.find(([err]) => err !== null);
+    if (!results || failed) throw failed?.[0] ?? new Error('the commit transaction was discarded');
+  }
+
+  return {
+    async enqueue(message) {
+      const deliveryKey = keys.delivery(message.deliveryHash);
+      const earlierId = await redis.get(deliveryKey);
+      if (earlierId !== null) {
+        const earlier = await ledger.read(earlierId);
+        if (earlier) {
+          await message.incoming.discard();
+          if (earlier.status !== 'enqueued') await finish(earlierId, earlier.attachments);
+          log.info({ queueId: earlierId }, 'repeated delivery of an accepted message');
+          return { messageId: earlierId, duplicate: true };
+        }
+      }
+      await commit(message);
+      await redis.set(deliveryKey, message.incoming.messageId, 'EX', deliveryMemorySeconds);
+      await finish(message.incoming.messageId, message.entries);
+      return { messageId: message.incoming.messageId, duplicate: false };
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { KeySpace } from './keys.ts';
+
+/** BullMQ queue name; its keys are `<prefix>:{queue}:uploads:…`. */
+export const uploadQueueName = 'uploads';
+
+/** One attachment for one workspace. Holds references only: the bytes stay in the blob. */
+export interface UploadJobData {
+  messageId: string;
+  entry: number;
+  workspace: string;
+  sha256: string;
+  fileName: string;
+  /** The canonical MIME type of the detected document type, sent on the file part. */
+  contentType: string;
+  size: number;
+}
+
+/**
+ * A stable job id per message entry: adding the same entry twice (a retried commit, a
+ * duplicate delivery finishing an earlier one) is a no-op in BullMQ. BullMQ ids may not
+ * contain `:`.
+ */
+export const uploadJobId = (messageId: string, entry: number): string => `${messageId}-${entry}`;
+
+export interface UploadQueueOptions {
+  connection: Redis;
+  keys: KeySpace;
+  /** upload.attempts: tries per upload before the entry is marked failed. */
+  attempts: number;
+}
+
+export function createUploadQueue(options: UploadQueueOptions): Queue<UploadJobData> {
+  return new Queue<UploadJobData>(uploadQueueName, {
+    connection: options.connection,
+    prefix: options.keys.queuePrefix,
+    defaultJobOptions: {
+      attempts: options.attempts,
+      // The delay comes from the retry policy (Retry-After, backoff with jitter): see upload-worker.ts.
+      backoff: { type: 'retry-policy' },
+      // A week of finished jobs keeps re-deliveries of the same entry recognisable.
+      removeOnComplete: { age: 7 * 24 * 3600 },
+      removeOnFail: false,
+    },
+  });
+}

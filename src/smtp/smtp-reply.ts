@@ -1,0 +1,51 @@
+import { type RefusalCode, RefusalError } from '../errors.ts';
+
+/**
+ * An error smtp-server turns into a reply: `responseCode` is the reply code and the message
+ * starts with the enhanced status code (RFC 3463). The gateway writes enhanced codes itself,
+ * because smtp-server derives them from the reply code alone (every 550 would say 5.1.1).
+ */
+export interface SmtpReplyError extends Error {
+  responseCode: number;
+}
+
+export interface SmtpReply {
+  responseCode: number;
+  /** Enhanced status code and text, e.g. `5.7.1 sender not admitted`. */
+  message: string;
+  /** Whether the cause is internal: logged with its detail, never sent to the client. */
+  internal: boolean;
+}
+
+const replies: Record<RefusalCode, { responseCode: number; enhanced: string }> = {
+  RECIPIENT_UNKNOWN: { responseCode: 550, enhanced: '5.1.1' },
+  SENDER_NOT_ADMITTED: { responseCode: 550, enhanced: '5.7.1' },
+  MESSAGE_TOO_LARGE: { responseCode: 552, enhanced: '5.3.4' },
+  TOO_MANY_ATTACHMENTS: { responseCode: 550, enhanced: '5.7.0' },
+  PART_TOO_LARGE: { responseCode: 552, enhanced: '5.3.4' },
+  NO_SUPPORTED_ATTACHMENT: { responseCode: 550, enhanced: '5.6.0' },
+  MIME_LIMIT: { responseCode: 550, enhanced: '5.6.0' },
+  SHUTTING_DOWN: { responseCode: 421, enhanced: '4.3.2' },
+};
+
+/** The reply to anything that is not a deliberate refusal: the sending server keeps the mail and retries. */
+export const temporaryFailure: SmtpReply = {
+  responseCode: 451,
+  message: '4.3.0 temporary failure, please try again later',
+  internal: true,
+};
+
+/** Maps what went wrong to the SMTP reply of DESIGN.md's table. Pure. */
+export function replyFor(error: unknown): SmtpReply {
+  if (!(error instanceof RefusalError)) return temporaryFailure;
+  const reply = replies[error.code];
+  return { responseCode: reply.responseCode, message: `${reply.enhanced} ${error.message}`, internal: false };
+}
+
+export function acceptedReply(messageId: string): string {
+  return `2.0.0 queued as ${messageId}`;
+}
+
+export function toSmtpError(reply: SmtpReply): SmtpReplyError {
+  return Object.assign(new Error(reply.message), { responseCode: reply.responseCode });
+}

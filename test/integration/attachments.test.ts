@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessageRecord } from '../../src/queue/message-record.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { composeMessage, emlFixture, sampleFile, uniquePdf } from '../support/messages.ts';
+import { deliver, queuedId } from '../support/smtp-session.ts';
+
+/** The start of a Windows executable (MZ header, PE stub): what a disguised attachment really is. */
+const windowsExecutable = Buffer.from(
+  'TVqQAAMAAAAEAAAA//8AALgAAAAAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAgAAAAA4fug4AtAnNIbgBTM0h' +
+    'VGhpcyBwcm9ncmFtIGNhbm5vdCBiZSBydW4gaW4gRE9TIG1vZGUuDQ0KJAAAAAAAAAA=',
+  'base64',
+);
+
+/** What the gateway takes out of real messages, end to end through SMTP to the mock API. */
+describe('attachments end to end', () => {
+  let harness: Harness;
+
+  beforeAll(async () => {
+    harness = await startHarness({ smtp: '  maxAttachments: 20' });
+  });
+  afterAll(async () => harness?.close());
+
+  /** Deliver to the open workspace and wait until every upload of the message has settled. */
+  async function ingest(message: Buffer, to = ['documents@ingest.test']): Promise<MessageRecord> {
+    const { data } = await deliver(harness.smtpPort, { to, message });
+    const id = queuedId(data);
+    const queued = (await harness.record(id)).attachments.filter((entry) => entry.workspace !== null);
+    await Promise.all(queued.map((entry) => harness.settled(id, entry.entry)));
+    return harness.record(id);
+  }
+
+  const uploadsOf = (record: MessageRecord) =>
+    record.attachments
+      .filter((entry) => entry.state === 'uploaded')
+      .map((entry) =>
+        harness.mock.uploads.find((upload) => upload.documentIdentifier === entry.documentIdentifier),
+      );
+
+  it('detects each supported format from its bytes, a PDF declared octet-stream included', async () => {
+    const record = await ingest(emlFixture('every-format.eml'));
+    const types = Object.fromEntries(record.attachments.map((entry) => [entry.fileName, entry.detectedType]));
+    expect(types).toEqual({
+      'invoice.pdf': 'application/pdf',
+      'scan.pdf': 'application/pdf',
+      'letter.doc': 'application/msword',
+      'letter.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      'notes.txt': 'text/plain',
+      'terms.rtf': 'application/rtf',
+      'page.html': 'text/html',
+      'photo.png': 'image/png',
+      'photo.jpg': 'image/jpeg',
+      'photo.tiff': 'image/tiff',
+      'letter.odt': 'application/vnd.oasis.opendocument.text',
+      'ledger.xls': 'application/vnd.ms-excel',
+      'ledger.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    });
+    expect(record.attachments.every((entry) => entry.state === 'uploaded')).toBe(true);
+    const scan = uploadsOf(record).find((upload) => upload?.file?.fileName === 'scan.pdf');
+    expect(scan?.file?.contentType).toBe('application/pdf');
+  });
+
+  it('skips unsupported and empty parts, recording why, and uploads the rest', async () => {
+    const record = await ingest(
+      await composeMessage({
+        attachments: [
+          { filename: 'real.pdf', content: uniquePdf('skips') },
+          {
+            filename: 'invite.ics',
+            content: Buffer.from('BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n'),
+            contentType: 'text/calendar',
+          },
+          { filename: 'archive.zip', content: sampleFile('archive.zip'), contentType: 'application/zip' },
+          { filename: 'empty.pdf', content: Buffer.alloc(0), contentType: 'application/pdf' },
+          { filename: 'fake.pdf', content: windowsExecutable, contentType: 'application/pdf' },
+        ],
+      }),
+    );
+    const byName = Object.fromEntries(record.attachments.map((entry) => [entry.fileName, entry]));
+    expect(byName['real.pdf']?.state).toBe('uploaded');
+    expect(byName['empty.pdf']).toMatchObject({ state: 'skipped', reason: 'empty part', workspace: null });
+    for (const name of ['invite.ics', 'archive.zip', 'fake.pdf']) {
+      expect(byName[name]).toMatchObject({ state: 'skipped', workspace: null });
+      expect(byName[name]?.reason).toMatch(/^unsupported type/);
+    }
+    expect(uploadsOf(record).map((upload) => upload?.file?.fileName)).toEqual(['real.pdf']);
+  });
+
+  it('takes the PDFs inside forwarded messages, a forward within a forward included', async () => {
+    const record = await ingest(emlFixture('forwarded.eml'));
+    const uploaded = record.attachments.filter((entry) => entry.state === 'uploaded');
+    expect(uploaded.map((entry) => entry.fileName)).toEqual(['supplier-invoice.pdf', 'delivery-note.pdf']);
+  });
+
+  it('skips images the HTML body shows by cid:, takes an inline named PDF and an unreferenced image', async () => {
+    const record = await ingest(emlFixture('inline-images.eml'));
+    const states = Object.fromEntries(record.attachments.map((entry) => [entry.fileName, entry.state]));
+    expect(states).toEqual({
+      'logo.png': 'skipped',
+      'chart.jpg': 'skipped',
+      'statement.pdf': 'uploaded',
+      'receipt.png': 'uploaded',
+    });
+    expect(record.attachments.find((entry) => entry.fileName === 'logo.png')?.reason).toBe(
+      'inline image referenced by the message body',
+    );
+  });
+
+  it('decodes RFC 2231 and encoded-word names and strips paths and control characters', async () => {
+    const record = await ingest(emlFixture('encoded-names.eml'));
+    const names = record.attachments
+      .filter((entry) => entry.state === 'uploaded')
+      .map((entry) => entry.fileName);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'Rechnung März.pdf',
+        'Übersicht Quartal 1.xlsx',
+        'Счет.pdf',
+        'Köln Angebot.docx',
+        'notes.txt',
+      ]),
+    );
+    const forbidden = (char: string) => {
+      const code = char.codePointAt(0) ?? 0;
+      return (
+        char === '/' || char === '\\' || code < 0x20 || code === 0x7f || (code >= 0x202a && code <= 0x202e)
+      );
+    };
+    for (const name of names) expect([...name].filter(forbidden)).toEqual([]);
+    const sent = uploadsOf(record).map((upload) => upload?.fields.fileName?.[0]);
+    expect(sent).toEqual(expect.arrayContaining(['Rechnung März.pdf', 'notes.txt']));
+  });
+
+  it('uploads a message to two workspaces once for each workspace that admits the sender', async () => {
+    const admittedByBoth = await ingest(
+      await composeMessage({
+        from: 'ann@acme.example',
+        attachments: [{ filename: 'both.pdf', content: uniquePdf('both') }],
+      }),
+      ['documents@ingest.test', 'invoices@ingest.test'],
+    );
+    expect(admittedByBoth.attachments.map((entry) => [entry.workspace, entry.state])).toEqual([
+      ['ws-open', 'uploaded'],
+      ['ws-acme', 'uploaded'],
+    ]);
+    expect(uploadsOf(admittedByBoth).map((upload) => upload?.fields.workspace?.[0])).toEqual([
+      'ws-open',
+      'ws-acme',
+    ]);
+
+    const admittedByOne = await ingest(
+      await composeMessage({
+        from: 'someone@else.example',
+        attachments: [{ filename: 'one.pdf', content: uniquePdf('one') }],
+      }),
+      ['documents@ingest.test', 'invoices@ingest.test'],
+    );
+    expect(admittedByOne.attachments.map((entry) => entry.workspace)).toEqual(['ws-open']);
+    expect(admittedByOne.workspaces).toEqual([
+      { identifier: 'ws-open', admitted: true, reason: null },
+      { identifier: 'ws-acme', admitted: false, reason: 'sender not in the allow-list' },
+    ]);
+  });
+
+  it('answers a repeated delivery of the same message with the same id and uploads once', async () => {
+    const message = await composeMessage({
+      attachments: [{ filename: 'twice.pdf', content: uniquePdf('twice') }],
+    });
+    const first = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+    const id = queuedId(first.data);
+    await harness.settled(id, 0);
+    const second = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+    expect(queuedId(second.data)).toBe(id);
+    const uploads = harness.mock.uploads.filter((upload) => upload.file?.fileName === 'twice.pdf');
+    expect(uploads).toHaveLength(1);
+  });
+});

@@ -1,0 +1,58 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeySpace } from '../../src/queue/keys.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../support/messages.ts';
+import { queuedId, SmtpSession } from '../support/smtp-session.ts';
+
+/** Stopping: no new mail (421), the transaction in DATA still gets its reply, and what got 250 stays in Redis. */
+describe('shutdown', () => {
+  let harness: Harness;
+
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => harness?.close());
+
+  it('answers 421 4.3.2 to new sessions and transactions while a session in DATA finishes with 250', async () => {
+    const message = (
+      await composeMessage({ attachments: [{ filename: 'last.pdf', content: uniquePdf('shutdown') }] })
+    ).toString();
+    const half = Math.floor(message.length / 2);
+
+    const idle = new SmtpSession(harness.smtpPort);
+    await idle.greeting;
+    await idle.command('EHLO idle.test');
+
+    const sending = new SmtpSession(harness.smtpPort);
+    await sending.greeting;
+    await sending.command('EHLO busy.test');
+    await sending.command('MAIL FROM:<ann@acme.example>');
+    await sending.command('RCPT TO:<documents@ingest.test>');
+    expect((await sending.command('DATA')).code).toBe(354);
+    sending.write(message.slice(0, half).replace(/\r?\n/g, '\r\n'));
+
+    const closed = harness.gateway.close();
+
+    const late = new SmtpSession(harness.smtpPort);
+    expect((await late.greeting).text).toMatch(/^421 4\.3\.2 /);
+    expect((await idle.command('MAIL FROM:<ann@acme.example>')).text).toMatch(/^421 4\.3\.2 /);
+
+    sending.write(message.slice(half).replace(/\r?\n/g, '\r\n'));
+    const reply = await sending.endData();
+    expect(reply.text).toMatch(/^250 2\.0\.0 queued as /);
+    await closed;
+    await Promise.all([idle.close(), sending.close(), late.close()]);
+
+    // Accepted means stored: the record and its upload job are in Redis after the stop.
+    const redis = new Redis(harness.redis.url);
+    try {
+      const keys = createKeySpace(harness.config.redis.prefix);
+      const id = queuedId(reply);
+      expect(await redis.hget(keys.message(id).record, 'status')).toBe('enqueued');
+      expect(await redis.strlen(keys.message(id).raw)).toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});

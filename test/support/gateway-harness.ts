@@ -1,0 +1,161 @@
+import { Writable } from 'node:stream';
+import { type Job, Queue, QueueEvents } from 'bullmq';
+import { parseConfig } from '../../src/config/load-config.ts';
+import type { GatewayConfig } from '../../src/config/schema.ts';
+import { type Gateway, type Role, startGateway } from '../../src/gateway.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
+import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { createKeySpace } from '../../src/queue/keys.ts';
+import type { MessageRecord } from '../../src/queue/message-record.ts';
+import { type UploadJobData, uploadJobId, uploadQueueName } from '../../src/queue/upload-queue.ts';
+import { startRedis, type TestRedis } from './redis-server.ts';
+
+export const apiKey = 'test-api-key-5f2b9c';
+
+/** The log lines a component wrote, parsed, for assertions. */
+export class LogSink extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    this.lines.push(...chunk.toString().split('\n').filter(Boolean));
+    callback();
+  }
+}
+
+export interface HarnessOptions {
+  /** YAML of the `workspaces:` list; default one open and one with an allow-list. */
+  workspaces?: string;
+  /** Extra YAML lines inside `smtp:`. */
+  smtp?: string;
+  attempts?: number;
+  role?: Role;
+}
+
+export interface Harness {
+  redis: TestRedis;
+  mock: MockApi;
+  gateway: Gateway;
+  config: GatewayConfig;
+  smtpPort: number;
+  httpUrl: string;
+  logs: LogSink;
+  logger: Logger;
+  /** Resolves when the upload job of this entry has finished for good (completed or failed). */
+  settled(messageId: string, entry: number): Promise<'completed' | 'failed'>;
+  record(messageId: string): Promise<MessageRecord>;
+  close(): Promise<void>;
+}
+
+export const defaultWorkspaces = `
+  - identifier: ws-open
+    ingestEmail: documents@ingest.test
+  - identifier: ws-acme
+    ingestEmail: Invoices@Ingest.Test
+    whitelistIngestAddresses: ["*@acme.example", "ap@partner.example"]
+    collection: col-invoices
+    documentType: doc-invoice
+    upload:
+      rejectDuplicates: true
+      language: en
+`;
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const redis = await startRedis();
+  const logs = new LogSink();
+  const logger = createLogger({ level: 'debug', destination: logs });
+  const mock = createMockApi({ apiKey, logger });
+  const { url: mockUrl } = await mock.start({ host: '127.0.0.1', port: 0 });
+  const config = parseConfig({
+    source: 'test',
+    env: {},
+    text: `
+smtp:
+  host: 127.0.0.1
+  port: 0
+  hostname: gateway.test
+  closeTimeout: 5000
+${options.smtp ?? ''}
+redis:
+  url: ${redis.url}
+  prefix: itest
+api:
+  baseUrl: ${mockUrl}
+  apiKey: ${apiKey}
+upload:
+  concurrency: 2
+  attempts: ${options.attempts ?? 3}
+http:
+  host: 127.0.0.1
+  port: 0
+workspaces:
+${options.workspaces ?? defaultWorkspaces}
+`,
+  });
+  const gateway = await startGateway({
+    config,
+    role: options.role ?? 'all',
+    logger,
+    redisUrl: redis.url,
+    apiBaseUrl: mockUrl,
+    apiKey,
+    random: () => 0,
+  });
+  const keys = createKeySpace(config.redis.prefix);
+  const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
+  const events = new QueueEvents(uploadQueueName, { connection, prefix: keys.queuePrefix });
+  const queue = new Queue<UploadJobData>(uploadQueueName, { connection, prefix: keys.queuePrefix });
+  // One listener pair per settled() call in flight; tests await many at once.
+  events.setMaxListeners(0);
+  events.on('error', () => undefined);
+  queue.on('error', () => undefined);
+  await events.waitUntilReady();
+
+  async function settled(messageId: string, entry: number): Promise<'completed' | 'failed'> {
+    const jobId = uploadJobId(messageId, entry);
+    const finished = new Promise<'completed' | 'failed'>((resolve) => {
+      const onCompleted = ({ jobId: id }: { jobId: string }) => id === jobId && done('completed');
+      const onFailed = ({ jobId: id }: { jobId: string }) => {
+        // 'failed' also reports attempts that will be retried; only the final state counts.
+        void queue.getJob(id).then(async (job?: Job) => {
+          if (id === jobId && job && (await job.getState()) === 'failed') done('failed');
+        });
+      };
+      const done = (state: 'completed' | 'failed') => {
+        events.off('completed', onCompleted);
+        events.off('failed', onFailed);
+        resolve(state);
+      };
+      events.on('completed', onCompleted);
+      events.on('failed', onFailed);
+      // The job may have finished before the listeners were in place.
+      void queue.getJob(jobId).then(async (job?: Job) => {
+        const state = job ? await job.getState() : undefined;
+        if (state === 'completed' || state === 'failed') done(state);
+      });
+    });
+    return finished;
+  }
+
+  return {
+    redis,
+    mock,
+    gateway,
+    config,
+    smtpPort: gateway.smtpPort ?? 0,
+    httpUrl: gateway.httpUrl,
+    logs,
+    logger,
+    settled,
+    async record(messageId) {
+      const response = await fetch(`${gateway.httpUrl}/v1/messages/${messageId}`);
+      if (response.status !== 200) throw new Error(`GET /v1/messages/${messageId}: ${response.status}`);
+      return (await response.json()) as MessageRecord;
+    },
+    async close() {
+      await gateway.close();
+      await events.close();
+      await queue.close();
+      await mock.close();
+      await redis.close();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import MailComposer from 'nodemailer/lib/mail-composer';
+
+const fixtures = new URL('../fixtures/', import.meta.url);
+
+/** A committed sample file's bytes (test/fixtures/files). */
+export function sampleFile(name: string): Buffer {
+  return readFileSync(new URL(`files/${name}`, fixtures));
+}
+
+/** A committed .eml fixture (test/fixtures/mail). */
+export function emlFixture(name: string): Buffer {
+  return readFileSync(new URL(`mail/${name}`, fixtures));
+}
+
+/**
+ * A valid PDF whose bytes differ by `label`: workspaces with rejectDuplicates would reject
+ * the same bytes sent twice, so tests that are not about duplicates send distinct files.
+ */
+export function uniquePdf(label: string): Buffer {
+  return Buffer.concat([sampleFile('sample.pdf'), Buffer.from(`\n%${label}\n`)]);
+}
+
+export interface Attachment {
+  filename?: string;
+  content: Buffer;
+  contentType?: string;
+  contentDisposition?: 'attachment' | 'inline';
+  cid?: string;
+}
+
+export interface MessageOptions {
+  from?: string;
+  to?: string;
+  subject?: string;
+  text?: string;
+  html?: string;
+  attachments?: Attachment[];
+  messageId?: string;
+  headers?: Record<string, string>;
+}
+
+/** An RFC 5322 message built by nodemailer's composer, as a real mail client would send it. */
+export async function composeMessage(options: MessageOptions = {}): Promise<Buffer> {
+  const composer = new MailComposer({
+    from: options.from ?? 'Ann <ann@acme.example>',
+    to: options.to ?? 'invoices@ingest.test',
+    subject: options.subject ?? 'Invoice',
+    text: options.text ?? 'Please find the invoice attached.',
+    ...(options.html ? { html: options.html } : {}),
+    ...(options.messageId ? { messageId: options.messageId } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+    attachments: (options.attachments ?? []).map((attachment) => ({ ...attachment })),
+  });
+  return composer.compile().build();
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { type RefusalCode, RefusalError } from '../../../src/errors.ts';
+import { acceptedReply, replyFor } from '../../../src/smtp/smtp-reply.ts';
+
+describe('replyFor', () => {
+  it.each<[RefusalCode, number, string]>([
+    ['RECIPIENT_UNKNOWN', 550, '5.1.1'],
+    ['SENDER_NOT_ADMITTED', 550, '5.7.1'],
+    ['MESSAGE_TOO_LARGE', 552, '5.3.4'],
+    ['TOO_MANY_ATTACHMENTS', 550, '5.7.0'],
+    ['PART_TOO_LARGE', 552, '5.3.4'],
+    ['NO_SUPPORTED_ATTACHMENT', 550, '5.6.0'],
+    ['MIME_LIMIT', 550, '5.6.0'],
+    ['SHUTTING_DOWN', 421, '4.3.2'],
+  ])('%s → %i %s with the reason', (code, responseCode, enhanced) => {
+    const reply = replyFor(new RefusalError(code, 'the reason'));
+    expect(reply).toEqual({ responseCode, message: `${enhanced} the reason`, internal: false });
+  });
+
+  it.each([
+    ['an Error', new Error('ECONNREFUSED 127.0.0.1:6379')],
+    ['a string', 'boom'],
+    ['undefined', undefined],
+  ])('%s → 451 4.3.0 without its detail', (_name, error) => {
+    const reply = replyFor(error);
+    expect(reply.responseCode).toBe(451);
+    expect(reply.message).toMatch(/^4\.3\.0 /);
+    expect(reply.message).not.toContain('ECONNREFUSED');
+    expect(reply.internal).toBe(true);
+  });
+
+  it('names the queue id when accepted', () => {
+    expect(acceptedReply('abc123')).toBe('2.0.0 queued as abc123');
+  });
+});
