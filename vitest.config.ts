@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     // Integration suites each start their own redis-server, mock API and gateway;
     // two workers match the two cores CI has.
     pool: 'forks',
