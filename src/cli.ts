@@ -3,6 +3,8 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTransport } from 'nodemailer';
 import { stringify } from 'yaml';
+import { type FailedCommand, runFailedCommand } from './admin/failed-command.ts';
+import { openFailedUploads } from './admin/open-failed-uploads.ts';
 import { ConfigError, loadConfig } from './config/load-config.ts';
 import { redactConfig } from './config/redact-config.ts';
 import type { Role } from './gateway.ts';
@@ -17,6 +19,8 @@ usage:
   ingest-gateway check-config [--config FILE]
   ingest-gateway mock-api [--host H] [--port N] [--api-key KEY]
   ingest-gateway send --server HOST:PORT --from ADDR --to ADDR [--subject S] [--attach FILE]...
+  ingest-gateway failed list [--json] [--config FILE]
+  ingest-gateway failed retry (JOB_ID... | --all) [--config FILE]
 `;
 
 const defaultConfig = 'config/gateway.yaml';
@@ -57,6 +61,8 @@ async function main(argv: string[]): Promise<void> {
       return runMockApi(rest);
     case 'send':
       return send(rest);
+    case 'failed':
+      return failed(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -129,6 +135,36 @@ async function send(args: string[]): Promise<void> {
     process.exitCode = 1;
   } finally {
     transport.close();
+  }
+}
+
+async function failed(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string', default: defaultConfig },
+      json: { type: 'boolean', default: false },
+      all: { type: 'boolean', default: false },
+    },
+  });
+  const [action, ...jobIds] = positionals;
+  let command: FailedCommand;
+  if (action === 'list') command = { action: 'list', json: values.json };
+  else if (action === 'retry' && (values.all || jobIds.length > 0)) {
+    command = { action: 'retry', jobIds: values.all ? 'all' : jobIds };
+  } else return fail('failed takes list, or retry with job ids or --all');
+  const config = await loadConfig({ path: values.config, env: process.env }).catch((err: unknown) => {
+    if (!(err instanceof ConfigError)) throw err;
+    fail(`${values.config}: ${err.problems.join('; ')}`);
+    throw err;
+  });
+  const logger = createLogger({ level: 'warn', destination: process.stderr });
+  const admin = openFailedUploads(config, config.redis.url, logger);
+  try {
+    process.exitCode = await runFailedCommand(command, admin.failed, process.stdout);
+  } finally {
+    await admin.close();
   }
 }
 

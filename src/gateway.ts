@@ -14,7 +14,7 @@ import {
   createIntakeConnection,
   createWorkerConnection,
 } from './queue/redis-connections.ts';
-import { type Durability, inspectDurability } from './queue/redis-durability.ts';
+import { assessDurability, type Durability, readRedisFacts } from './queue/redis-durability.ts';
 import { createUploadQueue, type UploadJobData } from './queue/upload-queue.ts';
 import { createSmtpIntake, type SmtpIntake } from './smtp/create-smtp-server.ts';
 import { createMessageReceiver } from './smtp/receive-message.ts';
@@ -73,11 +73,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const intakeRedis = createIntakeConnection(options.redisUrl, logger);
     steps.push({ name: 'redis', close: () => closeConnection(intakeRedis) });
     await waitReady(intakeRedis);
-    const durability = await inspectDurability(intakeRedis);
-    logger.info({ aof: durability.aof, maxmemoryPolicy: durability.maxmemoryPolicy }, 'redis durability');
+    const { durability, refusal } = assessDurability(await readRedisFacts(intakeRedis), config.redis);
+    if (refusal) throw new Error(refusal);
+    const { aof, maxmemoryPolicy, version, waitAof } = durability;
+    logger.info({ aof, maxmemoryPolicy, redisVersion: version, waitAof }, 'redis durability');
     for (const warning of durability.warnings) logger.warn(warning);
 
-    const ledger = createMessageLedger(intakeRedis, keys);
+    const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
     const workspaces = new Map<string, WorkspaceConfig>(config.workspaces.map((ws) => [ws.identifier, ws]));
 
     let worker: UploadWorker | undefined;
@@ -131,10 +133,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         connection: intakeRedis,
         keys,
         attempts: config.upload.attempts,
+        retention: config.retention,
       });
       queue.on('error', (err) => logger.error({ err }, 'upload queue error'));
       steps.push({ name: 'upload queue', close: () => queue.close() });
-      const producer = createProducer({ redis: intakeRedis, keys, queue, ledger, logger });
+      const producer = createProducer({
+        redis: intakeRedis,
+        keys,
+        queue,
+        ledger,
+        logger,
+        messageTtlSeconds: config.retention.messages,
+        waitAofTimeout: durability.waitAof ? config.redis.waitAofTimeout : null,
+      });
       const routeTable = createRouteTable(config.workspaces);
       const receive = createMessageReceiver({
         config,
@@ -185,6 +196,8 @@ async function readiness(
       durability: {
         aof: durability.aof,
         maxmemoryPolicy: durability.maxmemoryPolicy,
+        redisVersion: durability.version,
+        waitAof: durability.waitAof,
         warnings: durability.warnings,
       },
     },

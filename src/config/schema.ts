@@ -52,6 +52,30 @@ const redisSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9._-]+$/, { error: 'expected letters, digits, "-", "_" or "."' })
     .default('ingest'),
+  /**
+   * Start even though Redis may evict keys (maxmemory-policy other than noeviction); default
+   * false: eviction can drop accepted mail, so the gateway refuses to start without this.
+   */
+  allowEviction: z.boolean().default(false),
+  /**
+   * Wait until Redis has fsynced the commit to its AOF (WAITAOF, Redis >= 7.2) before
+   * answering 250; default false. Costs one fsync wait per message.
+   */
+  waitAof: z.boolean().default(false),
+  /** Milliseconds WAITAOF may take before the message gets 451 instead; default 2000. */
+  waitAofTimeout: integer(10, 60_000).default(2000),
+});
+
+const retentionSchema = z.strictObject({
+  /**
+   * Seconds a message (its raw copy, record, blobs and document index) is kept after
+   * receipt; default 2592000 (30 days). An upload still pending then fails for want of its blob.
+   */
+  messages: integer(3600, 10 * 365 * 86_400).default(30 * 86_400),
+  /** Seconds a completed upload job is kept (it makes a repeated job recognisable); default 604800 (7 days). */
+  completedJobs: integer(60, 365 * 86_400).default(7 * 86_400),
+  /** Seconds a failed upload job is kept for `failed list` / `failed retry`; default 2592000 (30 days). */
+  failedJobs: integer(60, 10 * 365 * 86_400).default(30 * 86_400),
 });
 
 const apiSchema = z
@@ -126,6 +150,7 @@ const logSchema = z.strictObject({
 export const gatewayConfigSchema = z.strictObject({
   smtp: smtpSchema.prefault({}),
   redis: redisSchema.prefault({}),
+  retention: retentionSchema.prefault({}),
   api: apiSchema.prefault({}),
   upload: uploadSchema.prefault({}),
   http: httpSchema.prefault({}),

@@ -5,6 +5,8 @@ export interface AppendWriterOptions {
   chunkBytes?: number;
   /** APPENDs allowed in flight before write() waits; default 2: keeps the socket busy while bounding memory per writer to about chunkBytes × 3. */
   maxInFlight?: number;
+  /** Seconds the key lives from its first write (the commit sets the final TTL); default 86400: a session that dies mid-DATA leaves nothing behind for long. */
+  ttlSeconds?: number;
 }
 
 /**
@@ -34,6 +36,8 @@ export function createAppendWriter(
   const inFlight: Promise<unknown>[] = [];
   let failure: Error | undefined;
   let finished = false;
+  let created = false;
+  const ttlSeconds = options.ttlSeconds ?? 86_400;
 
   function flush(): void {
     if (gatheredBytes === 0) return;
@@ -41,9 +45,13 @@ export function createAppendWriter(
       gathered.length === 1 && gathered[0] ? gathered[0] : Buffer.concat(gathered, gatheredBytes);
     gathered = [];
     gatheredBytes = 0;
-    const sent = redis.append(key, payload).catch((err: unknown) => {
-      failure ??= err instanceof Error ? err : new Error(String(err));
-    });
+    const append = redis.append(key, payload);
+    const sent = (created ? append : Promise.all([append, redis.expire(key, ttlSeconds)])).catch(
+      (err: unknown) => {
+        failure ??= err instanceof Error ? err : new Error(String(err));
+      },
+    );
+    created = true;
     inFlight.push(sent);
     void sent.finally(() => {
       const at = inFlight.indexOf(sent);

@@ -37,7 +37,11 @@ export function recordFields(
   return fields;
 }
 
-export function createMessageLedger(redis: Redis, keys: KeySpace): MessageLedger {
+/**
+ * @param documentTtlSeconds how long the document index outlives the upload: retention.messages,
+ *   since the sourceEmail it points to lives that long.
+ */
+export function createMessageLedger(redis: Redis, keys: KeySpace, documentTtlSeconds: number): MessageLedger {
   async function readEntry(messageId: string, entry: number): Promise<AttachmentEntry | null> {
     const value = await redis.hget(keys.message(messageId).record, entryField(entry));
     return value === null ? null : (JSON.parse(value) as AttachmentEntry);
@@ -72,7 +76,12 @@ export function createMessageLedger(redis: Redis, keys: KeySpace): MessageLedger
       await redis.hset(keys.message(messageId).record, 'status', 'enqueued');
     },
     async recordDocument(source) {
-      await redis.set(keys.document(source.documentIdentifier), JSON.stringify(source));
+      await redis.set(
+        keys.document(source.documentIdentifier),
+        JSON.stringify(source),
+        'EX',
+        documentTtlSeconds,
+      );
     },
     async findDocument(documentIdentifier) {
       const value = await redis.get(keys.document(documentIdentifier));

@@ -37,6 +37,10 @@ export interface ProducerOptions {
   queue: Queue<UploadJobData>;
   ledger: MessageLedger;
   logger: Logger;
+  /** retention.messages: seconds the message's keys live after the commit. */
+  messageTtlSeconds: number;
+  /** Milliseconds to wait for an AOF fsync (WAITAOF) before 250; null: do not wait. */
+  waitAofTimeout: number | null;
 }
 
 /** How long a delivery is remembered for duplicate detection: sending servers give up after 5 days. */
@@ -104,6 +108,12 @@ export function createProducer(options: ProducerOptions): Producer {
     for (const [part, key] of partKeys) if (!kept.has(part)) multi.del(key);
     for (const [sha256, users] of refs) multi.sadd(messageKeys.blobRefs(sha256), ...users);
     multi.hset(messageKeys.record, recordFields(message.summary, entries));
+    // Everything of the message expires together; a failed upload keeps its blob till then.
+    const ttl = options.messageTtlSeconds;
+    multi.expire(messageKeys.raw, ttl).expire(messageKeys.record, ttl);
+    for (const sha256 of blobSource.keys()) {
+      multi.expire(messageKeys.blob(sha256), ttl).expire(messageKeys.blobRefs(sha256), ttl);
+    }
     const results = await multi.exec();
     const failed = results?.find(([err]) => err !== null);
     if (!results || failed) throw failed?.[0] ?? new Error('the commit transaction was discarded');
@@ -125,7 +135,18 @@ export function createProducer(options: ProducerOptions): Producer {
       await commit(message);
       await redis.set(deliveryKey, message.incoming.messageId, 'EX', deliveryMemorySeconds);
       await finish(message.incoming.messageId, message.entries);
+      if (options.waitAofTimeout !== null) await waitForFsync(redis, options.waitAofTimeout);
       return { messageId: message.incoming.messageId, duplicate: false };
     },
   };
+}
+
+/**
+ * WAITAOF 1 0: block until this connection's writes are fsynced to the local AOF, so 250
+ * means on disk. A timeout is a failure (451): the sender retries, and the repeat is
+ * recognised by its delivery hash, so nothing is uploaded twice.
+ */
+async function waitForFsync(redis: Redis, timeoutMs: number): Promise<void> {
+  const reply = (await redis.call('WAITAOF', '1', '0', String(timeoutMs))) as [number, number];
+  if (reply[0] < 1) throw new Error(`WAITAOF: the AOF was not fsynced within ${timeoutMs} ms`);
 }

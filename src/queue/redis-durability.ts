@@ -5,42 +5,94 @@ export interface Durability {
   /** `always`: every write fsynced; `everysec`: up to a second lost on power loss; `off`: a restart loses all. */
   aof: 'always' | 'everysec' | 'no' | 'off' | 'unknown';
   maxmemoryPolicy: string;
-  /** Problems an operator must fix for the gateway's promise to hold. */
+  /** Server version, e.g. `7.0.15`; `unknown` when INFO is not allowed. */
+  version: string;
+  /** Whether 250 waits for an AOF fsync (redis.waitAof on a server that has WAITAOF). */
+  waitAof: boolean;
+  /** Problems an operator should fix for the gateway's promise to hold fully. */
   warnings: string[];
 }
 
+export interface DurabilitySettings {
+  allowEviction: boolean;
+  waitAof: boolean;
+}
+
+/** The Redis settings that bear on durability, as read from the server. */
+export interface RedisFacts {
+  /** CONFIG GET results; null when CONFIG is not allowed (managed Redis). */
+  config: Readonly<Record<string, string>> | null;
+  version: string;
+}
+
 /**
- * Reads the persistence settings. CONFIG may be disabled (managed Redis); then the result says
- * `unknown` rather than guessing.
+ * Reads the persistence settings. CONFIG may be disabled (managed Redis); then the facts say
+ * so rather than guessing.
  */
-export async function inspectDurability(redis: Redis): Promise<Durability> {
-  const warnings: string[] = [];
-  let settings: Record<string, string>;
+export async function readRedisFacts(redis: Redis): Promise<RedisFacts> {
+  const info = await redis.info('server').catch(() => '');
+  const version = /^redis_version:(\S+)/m.exec(info)?.[1] ?? 'unknown';
   try {
     const pairs = (await redis.call('CONFIG', 'GET', '*')) as string[];
-    settings = {};
-    for (let i = 0; i + 1 < pairs.length; i += 2) settings[pairs[i] ?? ''] = pairs[i + 1] ?? '';
+    const config: Record<string, string> = {};
+    for (let i = 0; i + 1 < pairs.length; i += 2) config[pairs[i] ?? ''] = pairs[i + 1] ?? '';
+    return { config, version };
   } catch {
-    return {
-      aof: 'unknown',
-      maxmemoryPolicy: 'unknown',
-      warnings: [
-        'CONFIG GET is not allowed: make sure Redis runs with maxmemory-policy noeviction and AOF on',
-      ],
-    };
+    return { config: null, version };
   }
-  const maxmemoryPolicy = settings['maxmemory-policy'] ?? 'unknown';
-  if (maxmemoryPolicy !== 'noeviction') {
+}
+
+/** WAITAOF came with Redis 7.2. */
+export function supportsWaitAof(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 7 || (major === 7 && minor >= 2);
+}
+
+/**
+ * What durability the gateway gets, and whether it may start at all (pure). Eviction can
+ * drop accepted mail, so a policy other than noeviction refuses the start unless the
+ * operator said otherwise; every other shortfall is a warning said at start and in /readyz.
+ */
+export function assessDurability(
+  facts: RedisFacts,
+  settings: DurabilitySettings,
+): { durability: Durability; refusal: string | null } {
+  const warnings: string[] = [];
+  let refusal: string | null = null;
+  const waitAof = settings.waitAof && supportsWaitAof(facts.version);
+  if (settings.waitAof && !waitAof) {
     warnings.push(
-      `maxmemory-policy is ${maxmemoryPolicy}: Redis may evict queued mail under memory pressure; set noeviction`,
+      `redis.waitAof is set but Redis ${facts.version} has no WAITAOF (7.2 or later): 250 does not wait for an fsync`,
     );
   }
+  if (!facts.config) {
+    warnings.push(
+      'CONFIG GET is not allowed: make sure Redis runs with maxmemory-policy noeviction and AOF on',
+    );
+    return {
+      durability: { aof: 'unknown', maxmemoryPolicy: 'unknown', version: facts.version, waitAof, warnings },
+      refusal,
+    };
+  }
+  const maxmemoryPolicy = facts.config['maxmemory-policy'] ?? 'unknown';
+  if (maxmemoryPolicy !== 'noeviction') {
+    const problem = `Redis maxmemory-policy is ${maxmemoryPolicy}: it may evict accepted mail under memory pressure`;
+    if (settings.allowEviction) warnings.push(`${problem} (allowed by redis.allowEviction)`);
+    else
+      refusal = `${problem}. Set maxmemory-policy noeviction, or redis.allowEviction: true to accept the risk`;
+  }
   let aof: Durability['aof'] = 'off';
-  if (settings.appendonly === 'yes') {
-    const fsync = settings.appendfsync;
+  if (facts.config.appendonly === 'yes') {
+    const fsync = facts.config.appendfsync;
     aof = fsync === 'always' || fsync === 'everysec' || fsync === 'no' ? fsync : 'unknown';
+    if (settings.waitAof && waitAof && aof !== 'always' && aof !== 'everysec') {
+      warnings.push(
+        `appendfsync is ${fsync}: WAITAOF waits for fsyncs Redis does not schedule; use everysec`,
+      );
+    }
   } else {
     warnings.push('AOF is off: a Redis restart loses every accepted message not yet uploaded');
+    if (waitAof) warnings.push('redis.waitAof needs AOF on (appendonly yes)');
   }
-  return { aof, maxmemoryPolicy, warnings };
+  return { durability: { aof, maxmemoryPolicy, version: facts.version, waitAof, warnings }, refusal };
 }

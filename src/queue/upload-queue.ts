@@ -29,6 +29,8 @@ export interface UploadQueueOptions {
   keys: KeySpace;
   /** upload.attempts: tries per upload before the entry is marked failed. */
   attempts: number;
+  /** retention: seconds finished jobs are kept. */
+  retention: { completedJobs: number; failedJobs: number };
 }
 
 export function createUploadQueue(options: UploadQueueOptions): Queue<UploadJobData> {
@@ -39,9 +41,10 @@ export function createUploadQueue(options: UploadQueueOptions): Queue<UploadJobD
       attempts: options.attempts,
       // The delay comes from the retry policy (Retry-After, backoff with jitter): see upload-worker.ts.
       backoff: { type: 'retry-policy' },
-      // A week of finished jobs keeps re-deliveries of the same entry recognisable.
-      removeOnComplete: { age: 7 * 24 * 3600 },
-      removeOnFail: false,
+      // Kept finished jobs make a repeated add of the same entry a no-op; failed ones stay
+      // listable and retryable (`ingest-gateway failed`) for as long as their blobs live.
+      removeOnComplete: { age: options.retention.completedJobs },
+      removeOnFail: { age: options.retention.failedJobs },
     },
   });
 }

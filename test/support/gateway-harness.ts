@@ -26,6 +26,11 @@ export interface HarnessOptions {
   workspaces?: string;
   /** Extra YAML lines inside `smtp:`. */
   smtp?: string;
+  /** Extra YAML lines inside `redis:` and at the top level (e.g. a `retention:` section). */
+  redisYaml?: string;
+  extraYaml?: string;
+  /** redis-server settings, e.g. `{ 'maxmemory-policy': 'allkeys-lru' }`. */
+  redisServer?: Record<string, string>;
   attempts?: number;
   role?: Role;
 }
@@ -59,7 +64,7 @@ export const defaultWorkspaces = `
 `;
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const redis = await startRedis();
+  const redis = await startRedis({ config: options.redisServer ?? {} });
   const logs = new LogSink();
   const logger = createLogger({ level: 'debug', destination: logs });
   const mock = createMockApi({ apiKey, logger });
@@ -77,6 +82,8 @@ ${options.smtp ?? ''}
 redis:
   url: ${redis.url}
   prefix: itest
+${options.redisYaml ?? ''}
+${options.extraYaml ?? ''}
 api:
   baseUrl: ${mockUrl}
   apiKey: ${apiKey}
@@ -98,6 +105,10 @@ ${options.workspaces ?? defaultWorkspaces}
     apiBaseUrl: mockUrl,
     apiKey,
     random: () => 0,
+  }).catch(async (err: unknown) => {
+    await mock.close();
+    await redis.close();
+    throw err;
   });
   const keys = createKeySpace(config.redis.prefix);
   const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };

@@ -1,0 +1,93 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { KeySpace } from '../queue/keys.ts';
+import type { MessageLedger } from '../queue/message-ledger.ts';
+import type { UploadJobData } from '../queue/upload-queue.ts';
+
+/** One upload that ended `failed`, as an operator needs to judge and retry it. */
+export interface FailedUpload {
+  jobId: string;
+  messageId: string;
+  entry: number;
+  workspace: string;
+  fileName: string;
+  reason: string;
+  attempts: number;
+  failedAt: string | null;
+  /** False when the stored attachment has expired: a retry could not upload anything. */
+  retryable: boolean;
+}
+
+export interface FailedUploadsOptions {
+  queue: Queue<UploadJobData>;
+  redis: Redis;
+  keys: KeySpace;
+  ledger: MessageLedger;
+}
+
+export interface RetryOutcome {
+  retried: string[];
+  /** Job ids not found among the failed uploads, or whose attachment has expired. */
+  refused: Array<{ jobId: string; reason: string }>;
+}
+
+/**
+ * The failed uploads in the queue, and their retry. Failed jobs are kept for
+ * retention.failedJobs, their blobs for retention.messages: retrying resets the job's
+ * attempts and puts it back in the queue with its blob.
+ */
+export function createFailedUploads(options: FailedUploadsOptions) {
+  const { queue, redis, keys, ledger } = options;
+
+  async function describe(job: Awaited<ReturnType<typeof queue.getFailed>>[number]): Promise<FailedUpload> {
+    const data = job.data;
+    const blobExists = (await redis.exists(keys.message(data.messageId).blob(data.sha256))) === 1;
+    return {
+      jobId: String(job.id),
+      messageId: data.messageId,
+      entry: data.entry,
+      workspace: data.workspace,
+      fileName: data.fileName,
+      reason: job.failedReason ?? '',
+      attempts: job.attemptsMade,
+      failedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
+      retryable: blobExists,
+    };
+  }
+
+  return {
+    async list(): Promise<FailedUpload[]> {
+      const jobs = await queue.getFailed(0, -1);
+      return Promise.all(jobs.map(describe));
+    },
+
+    async retry(jobIds: readonly string[] | 'all'): Promise<RetryOutcome> {
+      const failed = await queue.getFailed(0, -1);
+      const byId = new Map(failed.map((job) => [String(job.id), job]));
+      const wanted = jobIds === 'all' ? [...byId.keys()] : jobIds;
+      const outcome: RetryOutcome = { retried: [], refused: [] };
+      for (const jobId of wanted) {
+        const job = byId.get(jobId);
+        if (!job) {
+          outcome.refused.push({ jobId, reason: 'not a failed upload' });
+          continue;
+        }
+        const upload = await describe(job);
+        if (!upload.retryable) {
+          outcome.refused.push({ jobId, reason: 'the stored attachment has expired' });
+          continue;
+        }
+        await ledger.updateEntry(upload.messageId, upload.entry, {
+          state: 'queued',
+          reason: `retried by an operator after: ${upload.reason}`,
+          attempts: 0,
+        });
+        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        outcome.retried.push(jobId);
+      }
+      return outcome;
+    },
+  };
+}
+
+export type FailedUploads = ReturnType<typeof createFailedUploads>;

@@ -1,0 +1,32 @@
+import type { GatewayConfig } from '../config/schema.ts';
+import type { Logger } from '../logger.ts';
+import { createKeySpace } from '../queue/keys.ts';
+import { createMessageLedger } from '../queue/message-ledger.ts';
+import { closeConnection, createWorkerConnection } from '../queue/redis-connections.ts';
+import { createUploadQueue } from '../queue/upload-queue.ts';
+import { createFailedUploads, type FailedUploads } from './failed-uploads.ts';
+
+/** The failed uploads of the gateway a configuration describes, over its own Redis connection. */
+export function openFailedUploads(
+  config: GatewayConfig,
+  redisUrl: string,
+  logger: Logger,
+): { failed: FailedUploads; close(): Promise<void> } {
+  const keys = createKeySpace(config.redis.prefix);
+  const redis = createWorkerConnection(redisUrl, logger, 'admin');
+  const queue = createUploadQueue({
+    connection: redis,
+    keys,
+    attempts: config.upload.attempts,
+    retention: config.retention,
+  });
+  queue.on('error', (err) => logger.error({ err }, 'upload queue error'));
+  const ledger = createMessageLedger(redis, keys, config.retention.messages);
+  return {
+    failed: createFailedUploads({ queue, redis, keys, ledger }),
+    async close() {
+      await queue.close();
+      await closeConnection(redis);
+    },
+  };
+}

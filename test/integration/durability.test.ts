@@ -1,0 +1,100 @@
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { createKeySpace } from '../../src/queue/keys.ts';
+import { startHarness } from '../support/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../support/messages.ts';
+import { deliver, queuedId } from '../support/smtp-session.ts';
+
+interface Readyz {
+  durability: {
+    aof: string;
+    maxmemoryPolicy: string;
+    redisVersion: string;
+    waitAof: boolean;
+    warnings: string[];
+  };
+}
+
+const readyz = async (httpUrl: string) => (await (await fetch(`${httpUrl}/readyz`)).json()) as Readyz;
+
+/** What a 250 is worth, said at start and in /readyz, and how long accepted mail is kept. */
+describe('durability and retention', () => {
+  it('refuses to start on a Redis that may evict keys, naming the setting', async () => {
+    await expect(startHarness({ redisServer: { 'maxmemory-policy': 'allkeys-lru' } })).rejects.toThrow(
+      /maxmemory-policy is allkeys-lru.*redis\.allowEviction/,
+    );
+  });
+
+  it('starts on such a Redis when eviction is explicitly allowed, and says so in /readyz', async () => {
+    const harness = await startHarness({
+      redisServer: { 'maxmemory-policy': 'allkeys-lru' },
+      redisYaml: '  allowEviction: true',
+    });
+    try {
+      const readiness = await readyz(harness.httpUrl);
+      expect(readiness.durability.maxmemoryPolicy).toBe('allkeys-lru');
+      expect(readiness.durability.warnings).toEqual(
+        expect.arrayContaining([expect.stringContaining('allowed by redis.allowEviction')]),
+      );
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('reports AOF everysec and, on a Redis without WAITAOF, that 250 does not wait for an fsync', async () => {
+    const harness = await startHarness({
+      redisServer: { appendonly: 'yes', appendfsync: 'everysec' },
+      redisYaml: '  waitAof: true',
+    });
+    try {
+      const { durability } = await readyz(harness.httpUrl);
+      expect(durability.aof).toBe('everysec');
+      if (/^7\.[01]\.|^[0-6]\./.test(durability.redisVersion)) {
+        expect(durability.waitAof).toBe(false);
+        expect(harness.logs.lines.some((line) => line.includes('has no WAITAOF'))).toBe(true);
+      } else {
+        expect(durability.waitAof).toBe(true);
+      }
+      // Whatever the server, the mail is still accepted.
+      const message = await composeMessage({
+        attachments: [{ filename: 'aof.pdf', content: uniquePdf('aof') }],
+      });
+      const { data } = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+      expect(data?.text).toMatch(/^250 2\.0\.0 queued as /);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('gives every key of an accepted message the configured retention', async () => {
+    const harness = await startHarness({ extraYaml: 'retention:\n  messages: 7200' });
+    const redis = new Redis(harness.redis.url);
+    try {
+      const message = await composeMessage({
+        attachments: [{ filename: 'ttl.pdf', content: uniquePdf('ttl') }],
+      });
+      const { data } = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+      const id = queuedId(data);
+      await harness.settled(id, 0);
+      const keys = createKeySpace(harness.config.redis.prefix).message(id);
+      const record = await harness.record(id);
+      for (const key of [keys.raw, keys.record]) {
+        const ttl = await redis.ttl(key);
+        expect(ttl, key).toBeGreaterThan(7000);
+        expect(ttl, key).toBeLessThanOrEqual(7200);
+      }
+      const documentKey = createKeySpace(harness.config.redis.prefix).document(
+        record.attachments[0]?.documentIdentifier ?? '',
+      );
+      expect(await redis.ttl(documentKey)).toBeGreaterThan(7000);
+      // The blob was released after its upload: nothing of the attachment stays behind.
+      expect(await redis.exists(keys.blob(record.attachments[0]?.sha256 ?? ''))).toBe(0);
+      // Nothing the gateway wrote for this message lives for ever.
+      const all = await redis.keys(`${harness.config.redis.prefix}:{${id}}:*`);
+      for (const key of all) expect(await redis.ttl(key), key).toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+      await harness.close();
+    }
+  });
+});

@@ -1,0 +1,115 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FailedCommand, runFailedCommand } from '../../src/admin/failed-command.ts';
+import { openFailedUploads } from '../../src/admin/open-failed-uploads.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../support/messages.ts';
+import { deliver, queuedId } from '../support/smtp-session.ts';
+
+const run = promisify(execFile);
+
+/** Failed uploads stay visible and can be retried: `ingest-gateway failed list|retry`. */
+describe('failed uploads', () => {
+  let harness: Harness;
+  let admin: ReturnType<typeof openFailedUploads>;
+
+  beforeAll(async () => {
+    harness = await startHarness({ attempts: 2 });
+    admin = openFailedUploads(harness.config, harness.redis.url, harness.logger);
+  });
+  afterAll(async () => {
+    await admin?.close();
+    await harness?.close();
+  });
+
+  async function failOne(label: string): Promise<string> {
+    harness.mock.enqueueFault({
+      status: 400,
+      body: {
+        type: 'validation_error',
+        errors: [{ attr: 'file', code: 'invalid', detail: `refused ${label}` }],
+      },
+    });
+    const message = await composeMessage({
+      attachments: [{ filename: `${label}.pdf`, content: uniquePdf(label) }],
+    });
+    const id = queuedId((await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })).data);
+    expect(await harness.settled(id, 0)).toBe('failed');
+    return id;
+  }
+
+  async function command(failedCommand: FailedCommand): Promise<{ code: number; text: string }> {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    const code = await runFailedCommand(failedCommand, admin.failed, out);
+    return { code, text };
+  }
+
+  it('lists a failed upload with its reason, and retries it into an uploaded document', async () => {
+    const id = await failOne('listed');
+    const listed = await command({ action: 'list', json: false });
+    expect(listed.code).toBe(0);
+    expect(listed.text).toMatch(
+      new RegExp(`^${id}-0\\tws-open\\tlisted\\.pdf\\t1\\t.+\\tyes\\t.*refused listed`, 'm'),
+    );
+
+    const retried = await command({ action: 'retry', jobIds: [`${id}-0`] });
+    expect(retried).toEqual({ code: 0, text: `retried ${id}-0\n` });
+    expect(await harness.settled(id, 0)).toBe('completed');
+    const [entry] = (await harness.record(id)).attachments;
+    expect(entry).toMatchObject({ state: 'uploaded', attempts: 1 });
+    expect(harness.mock.uploads.some((upload) => upload.file?.fileName === 'listed.pdf')).toBe(true);
+    expect((await command({ action: 'list', json: true })).text).not.toContain(`${id}-0`);
+  });
+
+  it('refuses to retry a job that is not a failed upload, with exit code 1', async () => {
+    expect(await command({ action: 'retry', jobIds: ['nope-0'] })).toEqual({
+      code: 1,
+      text: 'not retried nope-0: not a failed upload\n',
+    });
+  });
+
+  it('retries every failed upload with --all', async () => {
+    const first = await failOne('all-a');
+    const second = await failOne('all-b');
+    const { code, text } = await command({ action: 'retry', jobIds: 'all' });
+    expect(code).toBe(0);
+    expect(text).toContain(`retried ${first}-0`);
+    expect(text).toContain(`retried ${second}-0`);
+    expect(await harness.settled(first, 0)).toBe('completed');
+    expect(await harness.settled(second, 0)).toBe('completed');
+  });
+
+  it('is the real command line: ingest-gateway failed list --json', async () => {
+    const id = await failOne('cli');
+    const dir = await mkdtemp(join(tmpdir(), 'failed-cli-'));
+    try {
+      const configPath = join(dir, 'gateway.yaml');
+      await writeFile(
+        configPath,
+        `redis:\n  url: ${harness.redis.url}\n  prefix: ${harness.config.redis.prefix}\napi:\n  mock: true\n` +
+          'workspaces:\n  - identifier: ws-open\n    ingestEmail: documents@ingest.test\n',
+      );
+      const { stdout } = await run(process.execPath, [
+        'src/cli.ts',
+        'failed',
+        'list',
+        '--json',
+        '--config',
+        configPath,
+      ]);
+      const listed = JSON.parse(stdout) as Array<{ jobId: string; reason: string }>;
+      expect(listed.find((upload) => upload.jobId === `${id}-0`)?.reason).toContain('refused cli');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
