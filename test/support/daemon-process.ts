@@ -1,0 +1,78 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+
+/**
+ * The gateway as operators run it: `node src/cli.ts start` in a child process, so tests can
+ * send it signals (SIGTERM, SIGKILL) and start it again. Its log lines are kept.
+ */
+export interface DaemonProcess {
+  readonly smtpPort: number;
+  readonly httpUrl: string;
+  readonly lines: readonly string[];
+  /** Resolves with the exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  signal(name: NodeJS.Signals): void;
+}
+
+export async function writeDaemonConfig(path: string, yaml: string): Promise<void> {
+  await writeFile(path, yaml);
+}
+
+/** Starts the daemon and resolves once it says it is ready for mail (or its HTTP API, for a worker). */
+export async function startDaemon(
+  configPath: string,
+  role: 'all' | 'smtp' | 'worker' = 'all',
+): Promise<DaemonProcess> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['src/cli.ts', 'start', '--config', configPath, '--role', role],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LOG_LEVEL: 'info' },
+    },
+  );
+  const lines: string[] = [];
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  let smtpPort = 0;
+  let httpUrl = '';
+
+  const ready = new Promise<void>((resolve, reject) => {
+    const onLine = (line: string) => {
+      lines.push(line);
+      let entry: { msg?: string; port?: number; url?: string };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        return;
+      }
+      if (entry.msg === 'http listening' && entry.url) httpUrl = entry.url;
+      if (entry.msg === 'smtp listening' && entry.port) smtpPort = entry.port;
+      if (
+        entry.msg === 'ready: send a test mail' ||
+        (role === 'worker' && entry.msg === 'upload worker running')
+      ) {
+        resolve();
+      }
+    };
+    const stdout = child.stdout;
+    const stderr = child.stderr;
+    if (!stdout || !stderr) return reject(new Error('no pipes'));
+    createInterface({ input: stdout }).on('line', onLine);
+    createInterface({ input: stderr }).on('line', (line) => lines.push(line));
+    void exited.then((code) =>
+      reject(new Error(`the daemon exited (${code}) before it was ready:\n${lines.join('\n')}`)),
+    );
+  });
+  await ready;
+  return {
+    smtpPort,
+    httpUrl,
+    lines,
+    exited,
+    signal(name) {
+      child.kill(name);
+    },
+  };
+}
