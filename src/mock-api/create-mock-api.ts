@@ -1,25 +1,37 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIPv6 } from 'node:net';
 import type { Logger } from '../logger.ts';
-import { createDocumentStore, type MockDocument } from './document-store.ts';
+import { applyFault } from './apply-fault.ts';
+import {
+  createDocumentSide,
+  type DocumentSideApi,
+  type DocumentSideOptions,
+  inMockOrganization,
+} from './document-side.ts';
+import type { MockDocument } from './document-store.ts';
 import { createFaultQueue, type MockFault } from './faults.ts';
 import { handleControl } from './handle-control.ts';
 import { handleGetDocument, handleListDocuments } from './handle-read.ts';
+import { handleResthooks, RESTHOOK_PATH } from './handle-resthooks.ts';
 import { handleUpload } from './handle-upload.ts';
+import { handleWorkspace, matchWorkspacePath } from './handle-workspaces.ts';
 import type { MockContext } from './mock-context.ts';
 import { createUploadLog, type ReceivedUpload, type UploadListener } from './received-uploads.ts';
 import { clientError, notFound, serverError } from './request-error.ts';
 import { respond } from './respond.ts';
+import type { WorkspaceSeed } from './workspace-seed.ts';
+import { createWorkspaceStore, type WorkspaceStore } from './workspace-store.ts';
 
 /**
  * A faithful fake of the parsing API (parsing-api.md, parsing-api-facts.md) on node:http:
- * the upload, the reads a poller uses, the RequestError bodies and the authentication, plus
+ * the upload and its processing rules, the reads a poller uses, resthook subscriptions and
+ * signed events, the RequestError bodies and the authentication, plus
  * a control surface under /_mock (see handle-control.ts) for injecting faults. Tests run it
  * on port 0; the daemon runs it in-process in mock mode; `ingest-gateway mock-api` runs it
  * alone.
  */
 
-export interface MockApiOptions {
+export interface MockApiOptions extends DocumentSideOptions {
   /** The key clients must send as `Authorization: Bearer <apiKey>`. */
   apiKey: string;
   logger: Logger;
@@ -27,21 +39,33 @@ export interface MockApiOptions {
   maxFileBytes?: number;
   /** Keep uploaded bytes in `uploads`; default true. A long-running sidecar sets false. */
   retainFileBytes?: boolean;
+  /** Workspaces of `/v3/workspaces/{identifier}` (workspace-seed.ts); default none. */
+  workspaces?: readonly WorkspaceSeed[];
 }
 
-export interface MockApi {
+export interface MockApi extends DocumentSideApi {
   /** Listens; port 0 picks a free port. The URL is the base URL to give a client. */
   start(address: { host: string; port: number }): Promise<{ url: string }>;
-  /** Idempotent. Closes every connection and rejects pending `waitForUploads`. */
+  /**
+   * Idempotent. Closes every connection (hung requests included), ends pending processing
+   * and resthook retries, and rejects pending `waitForUploads` and `waitForHookDeliveries`.
+   */
   close(): Promise<void>;
   /** Accepted uploads, oldest first. */
   readonly uploads: readonly ReceivedUpload[];
   readonly documents: ReadonlyMap<string, MockDocument>;
-  /** Makes the next upload request (FIFO) answer with this fault instead. */
+  /**
+   * Queues a fault (faults.ts) for the next matching request, by default the next upload;
+   * throws when the fault is malformed.
+   */
   enqueueFault(fault: MockFault): void;
+  /** Empties the fault queue, `times: "always"` entries included. */
+  clearFaults(): void;
   onUpload(listener: UploadListener): () => void;
   /** Resolves with all uploads once at least `count` have arrived. */
   waitForUploads(count: number): Promise<ReceivedUpload[]>;
+  /** The workspaces as they are now, and every request made to them. */
+  readonly workspaces: WorkspaceStore;
 }
 
 /** 20 MiB: the service documents "20 MB"; the mock takes the more generous reading. */
@@ -51,14 +75,29 @@ const DOCUMENT_PATH = /^\/v3\/documents\/([^/]+)\/?$/;
 
 export function createMockApi(options: MockApiOptions): MockApi {
   const logger = options.logger.child({ component: 'mock-api' });
+  // Aborted by close(): every wait the document side and the faults start ends with it.
+  const closer = new AbortController();
+  const documentSide = createDocumentSide(options, {
+    logger,
+    closed: closer.signal,
+    workspaces: () => workspaces,
+  });
+  const workspaces = createWorkspaceStore(inMockOrganization(options.workspaces, documentSide.organization));
   const context: MockContext = {
     apiKey: options.apiKey,
     logger,
-    store: createDocumentStore(),
+    store: documentSide.store,
     uploads: createUploadLog(),
     faults: createFaultQueue(),
     maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     retainFileBytes: options.retainFileBytes ?? true,
+    workspaces,
+    workspaceSettings: (identifier) => workspaces.settings(identifier),
+    closed: closer.signal,
+    parses: documentSide.parses,
+    credits: documentSide.credits,
+    resthooks: documentSide.resthooks,
+    organization: documentSide.organization,
   };
   const server = createServer((req, res) => {
     route(context, req, res).catch((caught: unknown) => {
@@ -90,6 +129,7 @@ export function createMockApi(options: MockApiOptions): MockApi {
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
+        closer.abort();
         context.uploads.close(new Error('the mock API was closed'));
         if (!server.listening) {
           resolve();
@@ -98,7 +138,7 @@ export function createMockApi(options: MockApiOptions): MockApi {
         server.close(() => resolve());
         // Keep-alive connections from a client's pool would hold close() open otherwise.
         server.closeAllConnections();
-      });
+      }).then(() => documentSide.close());
       return closing;
     },
     get uploads() {
@@ -106,8 +146,16 @@ export function createMockApi(options: MockApiOptions): MockApi {
     },
     documents: context.store.documents,
     enqueueFault: (fault) => context.faults.enqueue(fault),
+    clearFaults: () => context.faults.clear(),
+    get creditsUsed() {
+      return context.credits.used;
+    },
+    organization: documentSide.organization,
+    hookDeliveries: documentSide.resthooks.dispatcher.deliveries,
+    waitForHookDeliveries: (count) => documentSide.resthooks.dispatcher.waitForDeliveries(count),
     onUpload: (listener) => context.uploads.onUpload(listener),
     waitForUploads: (count) => context.uploads.waitForUploads(count),
+    workspaces,
   };
 }
 
@@ -119,6 +167,10 @@ async function route(context: MockContext, req: IncomingMessage, res: ServerResp
   context.logger.debug({ method: req.method, path }, 'mock API request');
 
   if (path.startsWith('/_mock/')) return handleControl(context, req, res, path);
+  if (path.startsWith('/v3/') && (await applyFault(context, req, res, path)) === 'answered') return;
+  if (path === RESTHOOK_PATH || path.startsWith(`${RESTHOOK_PATH}/`)) {
+    return handleResthooks(context, req, res, path, snakeCase);
+  }
   if (path === '/v3/documents' || path === '/v3/documents/') {
     if (req.method === 'POST') return handleUpload(context, req, res, snakeCase);
     if (req.method === 'GET') return handleListDocuments(context, req, res, url.searchParams, snakeCase);
@@ -129,6 +181,8 @@ async function route(context: MockContext, req: IncomingMessage, res: ServerResp
     if (req.method === 'GET') return handleGetDocument(context, req, res, identifier, snakeCase);
     return methodNotAllowed(req, res);
   }
+  const workspace = matchWorkspacePath(path);
+  if (workspace !== undefined) return handleWorkspace(context, req, res, workspace, snakeCase);
   return respond(res, 404, notFound());
 }
 

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import type { DocumentError, DocumentWarning } from './process-document.ts';
 
 /**
- * The documents the mock has "parsed", by identifier, in the camelCase shape of
- * parsing-api.md §2.8. Parsing takes no time here: a document is stored ready (or failed)
- * at once; an upload with `wait=false` is answered with the pending view of it, and a later
- * GET sees it finished, which is what a poller expects.
+ * The documents the mock holds, by identifier, in the camelCase shape of parsing-api.md
+ * §2.8, with the state flags of §3. A document is created pending (`ready: false`, empty
+ * `data`), which is what a `wait=false` upload is answered with, and finished once its
+ * processing is done (parse-runner.ts): ready, with `readyDt`, and `failed` with `error`
+ * (mirrored in `meta.errorCode/errorDetail`) or `warnings` as the outcome says.
  */
 
 export interface MockDocumentMeta {
@@ -34,8 +36,8 @@ export interface MockDocument {
   meta: MockDocumentMeta;
   /** The parse result; the mock extracts nothing, so it is always empty. */
   data: Record<string, unknown>;
-  error?: { errorCode: string; errorDetail: string };
-  warnings: Array<{ warningCode: string; warningDetail: string }>;
+  error?: DocumentError;
+  warnings: DocumentWarning[];
 }
 
 export interface NewDocument {
@@ -48,7 +50,6 @@ export interface NewDocument {
   expiryTime: string | null;
   /** SHA-256 of the file's bytes; null for an upload by `url`. */
   sha256: string | null;
-  rejectDuplicates: boolean;
 }
 
 export interface DocumentFilter {
@@ -57,52 +58,51 @@ export interface DocumentFilter {
   failed?: boolean;
 }
 
+/** How processing ended, as the document shows it. */
+export type DocumentResult = { error: DocumentError } | { warnings: DocumentWarning[] };
+
 export interface DocumentStore {
   readonly documents: ReadonlyMap<string, MockDocument>;
+  /** Stores a new, pending document. */
   create(input: NewDocument, now: Date): MockDocument;
+  /** Marks the document ready with its result. */
+  finish(document: MockDocument, result: DocumentResult, now: Date): void;
+  /** Forgets a document (`deleteAfterParse`): reads answer 404 from then on. */
+  remove(identifier: string): void;
+  /** The first document kept of these bytes in this workspace, for `rejectDuplicates`. */
+  findByContent(workspace: string | null, sha256: string): string | undefined;
+  /** Makes the document the original of its bytes in its workspace, unless one already is. */
+  rememberContent(document: MockDocument, sha256: string): void;
   list(filter: DocumentFilter): MockDocument[];
 }
 
-/**
- * The error code of a rejected duplicate. The service does not publish it (parsing-api.md §7
- * only says parsing fails); this name is the mock's, and the gateway must not depend on it.
- */
-export const DUPLICATE_ERROR_CODE = 'duplicate_document';
-
 export function createDocumentStore(): DocumentStore {
   const documents = new Map<string, MockDocument>();
-  /** `${workspace}\n${sha256}` → identifier of the first accepted upload of those bytes. */
+  /** `${workspace}\n${sha256}` → identifier of the first document of those bytes. */
   const firstByContent = new Map<string, string>();
+  const contentKey = (workspace: string | null, sha256: string) => `${workspace ?? ''}\n${sha256}`;
 
   return {
     documents,
     create(input, now) {
       const identifier = newIdentifier(documents);
-      const contentKey = input.sha256 === null ? undefined : `${input.workspace ?? ''}\n${input.sha256}`;
-      const original = contentKey === undefined ? undefined : firstByContent.get(contentKey);
-      const error =
-        input.rejectDuplicates && original !== undefined
-          ? { errorCode: DUPLICATE_ERROR_CODE, errorDetail: `The document duplicates document ${original}.` }
-          : undefined;
-      if (contentKey !== undefined && original === undefined) firstByContent.set(contentKey, identifier);
-      const at = now.toISOString();
       const document: MockDocument = {
         extractor: input.documentType ?? 'invoice',
         meta: {
           identifier,
           customIdentifier: input.customIdentifier,
           fileName: input.fileName,
-          ready: true,
-          readyDt: at,
-          failed: error !== undefined,
+          ready: false,
+          readyDt: null,
+          failed: false,
           expiryTime: input.expiryTime,
           language: input.language,
           documentType: input.documentType,
           collection: input.collection === null ? null : { identifier: input.collection },
           workspace: input.workspace === null ? null : { identifier: input.workspace },
-          createdDt: at,
-          errorCode: error?.errorCode ?? null,
-          errorDetail: error?.errorDetail ?? null,
+          createdDt: now.toISOString(),
+          errorCode: null,
+          errorDetail: null,
           isArchived: false,
           isConfirmed: false,
           isRejected: false,
@@ -111,10 +111,32 @@ export function createDocumentStore(): DocumentStore {
         },
         data: {},
         warnings: [],
-        ...(error ? { error } : {}),
       };
       documents.set(identifier, document);
       return document;
+    },
+    finish(document, result, now) {
+      const { meta } = document;
+      meta.ready = true;
+      meta.readyDt = now.toISOString();
+      if ('error' in result) {
+        meta.failed = true;
+        meta.errorCode = result.error.errorCode;
+        meta.errorDetail = result.error.errorDetail;
+        document.error = { ...result.error };
+      } else {
+        document.warnings = result.warnings.map((warning) => ({ ...warning }));
+      }
+    },
+    remove(identifier) {
+      documents.delete(identifier);
+    },
+    findByContent(workspace, sha256) {
+      return firstByContent.get(contentKey(workspace, sha256));
+    },
+    rememberContent(document, sha256) {
+      const key = contentKey(document.meta.workspace?.identifier ?? null, sha256);
+      if (!firstByContent.has(key)) firstByContent.set(key, document.meta.identifier);
     },
     list(filter) {
       return [...documents.values()].filter(
@@ -124,23 +146,6 @@ export function createDocumentStore(): DocumentStore {
           (filter.ready === undefined || document.meta.ready === filter.ready) &&
           (filter.failed === undefined || document.meta.failed === filter.failed),
       );
-    },
-  };
-}
-
-/** What `wait=false` answers (201): the document as it is before processing has finished. */
-export function pendingView(document: MockDocument): MockDocument {
-  const { error: _error, ...rest } = document;
-  return {
-    ...rest,
-    data: {},
-    meta: {
-      ...document.meta,
-      ready: false,
-      readyDt: null,
-      failed: false,
-      errorCode: null,
-      errorDetail: null,
     },
   };
 }

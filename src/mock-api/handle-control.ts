@@ -1,17 +1,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mockFaultSchema } from './faults.ts';
 import type { MockContext } from './mock-context.ts';
+import { readText } from './read-body.ts';
 import { publicView } from './received-uploads.ts';
 import { clientError, notFound, validationError } from './request-error.ts';
 import { respond } from './respond.ts';
 
 /**
  * The mock's test-control surface, for tests and tools in another process than the mock:
- * - `POST /_mock/faults` with a JSON fault (`{"status": 503}`, `{"status": 429, "headers":
- *   {"retry-after": "2"}}`, `{"drop": true}`) queues it for the next upload → 204;
- * - `GET /_mock/uploads` → `{uploads: [...]}`, the received uploads without bytes or key.
+ * - `POST /_mock/faults` with a JSON fault (faults.ts: `{"status": 503}`,
+ *   `{"status": 429, "retryAfter": 2}`, `{"drop": "before"}`, `{"drop": "after"}`,
+ *   `{"hang": true}`, `{"latencyMs": 200}`, with `"times": 3` or `"times": "always"`, and
+ *   `"method"`/`"path"` to aim at another /v3 route than the upload) queues it → 204;
+ *   `GET` lists the queue, `DELETE` empties it (`"always"` entries included) → 204;
+ * - `GET /_mock/uploads` → `{uploads: [...]}`, the received uploads without bytes or key;
+ * - `GET /_mock/credits` → `{used}`, the credits documents have cost (credit-meter.ts);
+ * - `GET /_mock/hooks` → `{subscriptions, deliveries}`, every resthook delivery with its
+ *   attempts;
+ * - `GET /_mock/organization` → the mock's organization with its `resthookSignatureKey`,
+ *   so a receiver in another process can check signatures.
  * It has no authentication on purpose: it is a test fixture, not part of the API, and the
- * mock is meant to listen on loopback. Nothing here exists on the real service.
+ * mock is meant to listen on loopback. Nothing here exists on the real service, and faults
+ * never apply here.
  */
 
 /** Largest fault body in bytes; a fault is a status, a few headers and a small body. */
@@ -23,47 +33,61 @@ export async function handleControl(
   res: ServerResponse,
   path: string,
 ): Promise<void> {
-  if (path === '/_mock/uploads') {
-    if (req.method !== 'GET') return methodNotAllowed(req, res);
-    return respond(res, 200, { uploads: context.uploads.uploads.map(publicView) });
+  const method = req.method ?? '';
+  switch (path) {
+    case '/_mock/uploads':
+      if (method !== 'GET') return methodNotAllowed(res, method, 'GET');
+      return respond(res, 200, { uploads: context.uploads.uploads.map(publicView) });
+    case '/_mock/credits':
+      if (method !== 'GET') return methodNotAllowed(res, method, 'GET');
+      return respond(res, 200, { used: context.credits.used });
+    case '/_mock/hooks':
+      if (method !== 'GET') return methodNotAllowed(res, method, 'GET');
+      return respond(res, 200, {
+        subscriptions: context.resthooks.subscriptions.list(),
+        deliveries: context.resthooks.dispatcher.deliveries,
+      });
+    case '/_mock/organization':
+      if (method !== 'GET') return methodNotAllowed(res, method, 'GET');
+      return respond(res, 200, context.organization);
+    case '/_mock/faults':
+      if (method === 'GET') return respond(res, 200, { faults: context.faults.list() });
+      if (method === 'DELETE') {
+        context.faults.clear();
+        res.writeHead(204).end();
+        return;
+      }
+      if (method === 'POST') return enqueueFault(context, req, res);
+      return methodNotAllowed(res, method, 'GET, POST, DELETE');
+    default:
+      return respond(res, 404, notFound());
   }
-  if (path === '/_mock/faults') {
-    if (req.method !== 'POST') return methodNotAllowed(req, res);
-    const text = await readText(req, MAX_CONTROL_BODY_BYTES);
-    if (text === undefined) {
-      return respond(res, 413, clientError('too_large', `Body over ${MAX_CONTROL_BODY_BYTES} bytes.`));
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return respond(res, 400, clientError('parse_error', 'JSON parse error.'));
-    }
-    const parsed = mockFaultSchema.safeParse(json);
-    if (!parsed.success) {
-      const detail = parsed.error.issues.map((issue) => issue.message).join('; ');
-      return respond(res, 400, validationError(null, 'invalid', detail));
-    }
-    context.faults.enqueue(parsed.data);
-    res.writeHead(204).end();
-    return;
-  }
-  return respond(res, 404, notFound());
 }
 
-function methodNotAllowed(req: IncomingMessage, res: ServerResponse): void {
-  const detail = `Method "${req.method ?? ''}" not allowed.`;
-  respond(res, 405, clientError('method_not_allowed', detail));
+async function enqueueFault(context: MockContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const text = await readText(req, MAX_CONTROL_BODY_BYTES);
+  if (text === undefined) {
+    return respond(res, 413, clientError('too_large', `Body over ${MAX_CONTROL_BODY_BYTES} bytes.`));
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return respond(res, 400, clientError('parse_error', 'JSON parse error.'));
+  }
+  const parsed = mockFaultSchema.safeParse(json);
+  if (!parsed.success) {
+    const detail = parsed.error.issues
+      .map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+      .join('; ');
+    return respond(res, 400, validationError(null, 'invalid', detail));
+  }
+  context.faults.enqueue(parsed.data);
+  res.writeHead(204).end();
 }
 
-/** The body as UTF-8, or undefined when it is longer than `limit` (the rest is discarded). */
-async function readText(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size <= limit) chunks.push(buffer);
-  }
-  return size > limit ? undefined : Buffer.concat(chunks).toString('utf8');
+function methodNotAllowed(res: ServerResponse, method: string, allow: string): void {
+  respond(res, 405, clientError('method_not_allowed', `Method "${method}" not allowed.`), {
+    headers: { allow },
+  });
 }

@@ -1,17 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticate } from './authenticate.ts';
-import { pendingView } from './document-store.ts';
-import type { MockFault } from './faults.ts';
 import type { MockContext } from './mock-context.ts';
+import { decideParse, resolveParseSettings } from './process-document.ts';
 import { readMultipart } from './read-multipart.ts';
-import { clientError, errorForStatus } from './request-error.ts';
+import { clientError } from './request-error.ts';
 import { respond } from './respond.ts';
 import { validateUpload } from './validate-upload.ts';
 
 /**
  * `POST /v3/documents` (parsing-api.md §4.2): 200 with the finished Document for `wait=true`
- * (the default), 201 with the pending one for `wait=false` (parsing-api-facts.md).
+ * (the default), 201 with the pending one for `wait=false` (parsing-api-facts.md). What
+ * processing makes of the file is decided here, at upload (process-document.ts), and
+ * applied when processing ends (parse-runner.ts); a later GET shows the final state.
  */
 export async function handleUpload(
   context: MockContext,
@@ -19,9 +20,6 @@ export async function handleUpload(
   res: ServerResponse,
   snakeCase: boolean,
 ): Promise<void> {
-  const fault = context.faults.take();
-  if (fault) return serveFault(context, req, res, fault);
-
   const denied = authenticate(req.headers.authorization, context.apiKey);
   if (denied) return respond(res, 401, denied, { headers: { 'www-authenticate': 'Bearer' } });
 
@@ -36,9 +34,27 @@ export async function handleUpload(
   const validation = await validateUpload(form);
   if (!validation.ok) return respond(res, 400, validation.error);
 
-  const { wait, document: input } = validation.upload;
+  const { wait, deleteAfterParse, document: input, file: checked } = validation.upload;
+  const workspace = input.workspace === null ? undefined : context.workspaceSettings(input.workspace);
+  const settings = resolveParseSettings(validation.upload.rejectDuplicates, workspace);
+  const { sha256 } = input;
+  const outcome = decideParse(
+    checked === null || sha256 === null
+      ? { kind: 'url' }
+      : {
+          kind: 'file',
+          bytes: checked.bytes,
+          type: checked.type,
+          duplicateOf: context.store.findByContent(input.workspace, sha256),
+        },
+    settings,
+  );
+  if (outcome.state === 'refused') return respond(res, 400, outcome.error);
+
   const now = new Date();
   const document = context.store.create(input, now);
+  // A rejected upload is not a document of the workspace a later upload can duplicate.
+  if (sha256 !== null && outcome.state !== 'rejected') context.store.rememberContent(document, sha256);
   const { file } = form;
   context.uploads.record({
     documentIdentifier: document.meta.identifier,
@@ -51,7 +67,7 @@ export async function handleUpload(
             fileName: file.fileName,
             contentType: file.contentType,
             size: file.bytes.length,
-            sha256: createHash('sha256').update(file.bytes).digest('hex'),
+            sha256: sha256 ?? createHash('sha256').update(file.bytes).digest('hex'),
             ...(context.retainFileBytes ? { bytes: file.bytes } : {}),
           },
     receivedAt: now.toISOString(),
@@ -60,24 +76,18 @@ export async function handleUpload(
     { documentIdentifier: document.meta.identifier, fileName: document.meta.fileName, wait },
     'mock API accepted an upload',
   );
-  return wait
-    ? respond(res, 200, document, { snakeCase })
-    : respond(res, 201, pendingView(document), { snakeCase });
-}
-
-async function serveFault(
-  context: MockContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  fault: MockFault,
-): Promise<void> {
-  if ('drop' in fault) {
-    context.logger.debug('mock API drops a connection (injected fault)');
-    // No response at all: the client sees the connection close under it.
-    req.socket.destroy();
+  const job = { document, outcome, deleteAfterParse };
+  if (wait) {
+    // The mock closing mid-processing leaves nothing to answer; close() ends the connection.
+    if (await context.parses.run(job)) respond(res, 200, document, { snakeCase });
     return;
   }
-  context.logger.debug({ status: fault.status }, 'mock API answers with an injected fault');
-  const body = fault.body === undefined ? errorForStatus(fault.status) : fault.body;
-  return respond(res, fault.status, body, fault.headers ? { headers: fault.headers } : {});
+  // Serialized now, so the answer shows the document pending even when it finishes at once.
+  respond(res, 201, document, { snakeCase });
+  context.parses.run(job).catch((caught: unknown) => {
+    context.logger.error(
+      { err: caught, documentIdentifier: document.meta.identifier },
+      'mock API processing failed',
+    );
+  });
 }

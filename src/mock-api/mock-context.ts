@@ -1,7 +1,13 @@
 import type { Logger } from '../logger.ts';
+import type { CreditMeter } from './credit-meter.ts';
 import type { DocumentStore } from './document-store.ts';
 import type { FaultQueue } from './faults.ts';
+import type { ParseRunner } from './parse-runner.ts';
 import type { UploadLog } from './received-uploads.ts';
+import type { ResthookDispatcher } from './resthook-dispatcher.ts';
+import type { SubscriptionStore } from './resthook-subscriptions.ts';
+import type { WorkspaceSettings } from './workspace-shape.ts';
+import type { WorkspaceStore } from './workspace-store.ts';
 
 /** What the mock's route handlers share: one per mock instance, built by createMockApi. */
 export interface MockContext {
@@ -14,4 +20,16 @@ export interface MockContext {
   maxFileBytes: number;
   /** Keep each upload's bytes in `uploads` (tests); off for a long-running sidecar. */
   retainFileBytes: boolean;
+  /** The workspaces of `/v3/workspaces/{identifier}` and the requests made to them. */
+  workspaces: WorkspaceStore;
+  /** A workspace's upload-relevant settings, for the document side; undefined when unknown. */
+  workspaceSettings(identifier: string): WorkspaceSettings | undefined;
+  /** Aborted by close(): injected latency, processing and resthook retries stop waiting. */
+  closed: AbortSignal;
+  /** Finishes pending documents (processing time, credits, events). */
+  parses: ParseRunner;
+  credits: CreditMeter;
+  resthooks: { subscriptions: SubscriptionStore; dispatcher: ResthookDispatcher };
+  /** The organization of documents whose workspace the mock does not know; its key signs their events. */
+  organization: { identifier: string; name: string; resthookSignatureKey: string };
 }

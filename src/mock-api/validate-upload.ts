@@ -2,17 +2,24 @@ import { createHash } from 'node:crypto';
 import type { NewDocument } from './document-store.ts';
 import type { MultipartForm } from './read-multipart.ts';
 import { type RequestErrorBody, validationError } from './request-error.ts';
-import { checkSupportedType } from './supported-type.ts';
+import { checkSupportedType, type TypeCheck } from './supported-type.ts';
 
 /**
  * The checks the service makes on the form of `POST /v3/documents` (parsing-api.md §4.2,
  * §7) before it creates a document, each failing with a 400 `validation_error` that names
- * the field in `attr`, as a Django REST framework serializer would.
+ * the field in `attr`, as a Django REST framework serializer would. Whether the file's type
+ * is supported is reported, not refused here: a workspace with `rejectInvalidDocuments`
+ * turns it into a rejected document instead of a 400 (process-document.ts).
  */
 
 export interface ValidUpload {
   wait: boolean;
+  deleteAfterParse: boolean;
+  /** The form's `rejectDuplicates`; undefined when absent (the workspace's setting applies). */
+  rejectDuplicates: boolean | undefined;
   document: NewDocument;
+  /** The uploaded file and what its bytes are; null for an upload by `url`. */
+  file: { bytes: Buffer; type: TypeCheck } | null;
 }
 
 export type UploadValidation = { ok: true; upload: ValidUpload } | { ok: false; error: RequestErrorBody };
@@ -69,10 +76,11 @@ export async function validateUpload(form: MultipartForm): Promise<UploadValidat
     return invalid(null, 'invalid', 'Either file or url must be given.');
   let fileName = field('fileName') ?? null;
   let sha256: string | null = null;
+  let checked: ValidUpload['file'] = null;
   if (file !== null) {
     if (file.bytes.length === 0) return invalid('file', 'empty', 'The submitted file is empty.');
     const type = await checkSupportedType(file.bytes, file.contentType, fileName ?? file.fileName);
-    if (!type.supported) return invalid('file', 'invalid', type.detail);
+    checked = { bytes: file.bytes, type };
     fileName ??= file.fileName === '' ? null : file.fileName;
     sha256 = createHash('sha256').update(file.bytes).digest('hex');
   } else if (url !== undefined) {
@@ -88,6 +96,9 @@ export async function validateUpload(form: MultipartForm): Promise<UploadValidat
     ok: true,
     upload: {
       wait,
+      deleteAfterParse: booleans.get('deleteAfterParse') ?? false,
+      rejectDuplicates: booleans.get('rejectDuplicates'),
+      file: checked,
       document: {
         fileName,
         // `identifier` is the deprecated name of `customIdentifier` (§9).
@@ -98,7 +109,6 @@ export async function validateUpload(form: MultipartForm): Promise<UploadValidat
         language: field('language') ?? null,
         expiryTime: expiryTime ?? null,
         sha256,
-        rejectDuplicates: booleans.get('rejectDuplicates') ?? false,
       },
     },
   };

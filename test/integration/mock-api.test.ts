@@ -340,8 +340,9 @@ describe('faults', () => {
 
   it('drops the connection for a drop fault', async () => {
     mock.enqueueFault({ drop: true });
+    // undici's socket error, or the system's when the close lands while the body is written.
     await expect(call('POST', '/v3/documents', form(pdf), AUTH)).rejects.toMatchObject({
-      code: 'UND_ERR_SOCKET',
+      code: expect.stringMatching(/^(UND_ERR_SOCKET|EPIPE|ECONNRESET)$/),
     });
   });
 
