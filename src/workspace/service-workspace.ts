@@ -1,0 +1,32 @@
+import { z } from 'zod';
+
+/**
+ * The Workspace as the service returns it (parsing-api.md §2.1), read tolerantly as the
+ * uploader reads Documents: fields the commands do not use pass through untouched (so
+ * `workspace get` prints everything the service sent), and only `identifier` is insisted
+ * on. `ingestEmail` and `whitelistIngestAddresses` are the two `workspace sync` compares.
+ */
+export const serviceWorkspaceSchema = z.looseObject({
+  identifier: z.string().min(1),
+  name: z.string().nullish(),
+  visibility: z.string().nullish(),
+  ingestEmail: z.string().nullish(),
+  whitelistIngestAddresses: z.array(z.string()).nullish(),
+});
+
+export type ServiceWorkspace = z.infer<typeof serviceWorkspaceSchema>;
+
+/** The body of `PATCH /v3/workspaces/{identifier}` (§4.1); every field optional. */
+export interface WorkspaceUpdate {
+  name?: string;
+  visibility?: 'organization' | 'private';
+  rejectInvalidDocuments?: boolean;
+  /** null: no workspace-level setting. */
+  rejectDuplicates?: boolean | null;
+  /** Document type identifiers. */
+  documentTypes?: string[];
+  /** null: any sender. */
+  whitelistIngestAddresses?: string[] | null;
+  /** The document splitter's identifier (§2.7). */
+  documentSplitter?: string;
+}

@@ -1,0 +1,170 @@
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.ts';
+import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { loadWorkspaceFixture } from '../../src/mock-api/workspace-seed.ts';
+import { createWorkspaceClient } from '../../src/workspace/workspace-client.ts';
+
+/**
+ * The real CLI in a child process, with the project's Node (process.execPath), to prove the
+ * wiring of src/cli.ts: argv to the workspace commands and their exit codes, and the
+ * mock-api command's --workspaces and --config.
+ */
+
+const API_KEY = 'cli-workspace-key-61a0';
+const FIXTURE = 'test/fixtures/workspaces/workspaces.yaml';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['src/cli.ts', ...args],
+      { env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('ingest-gateway workspace', () => {
+  let mock: MockApi;
+  let env: Record<string, string>;
+
+  beforeEach(async () => {
+    mock = createMockApi({
+      apiKey: API_KEY,
+      logger: createLogger({ level: 'silent' }),
+      workspaces: await loadWorkspaceFixture(FIXTURE),
+    });
+    const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
+    // The service from the environment, as with the committed (mock-mode) config/gateway.yaml.
+    env = { PARSER_API_URL: url, PARSER_API_KEY: API_KEY };
+  });
+
+  afterEach(async () => {
+    await mock.close();
+  });
+
+  it('get prints the Workspace as JSON and exits 0', async () => {
+    const run = await runCli(['workspace', 'get', 'ws-invoices'], env);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      identifier: 'ws-invoices',
+      ingestEmail: 'acme-invoices-7f3a@ingest.example.com',
+      organization: { identifier: 'acme-org', resthookSignatureKey: '[redacted]' },
+    });
+  });
+
+  it('update sends the options and exits 0', async () => {
+    const run = await runCli(
+      ['workspace', 'update', 'ws-resumes', '--whitelist', '*@cv.example', '--reject-duplicates', 'null'],
+      env,
+    );
+    expect(run.code).toBe(0);
+    expect(mock.workspaces.requests.map((request) => request.body)).toEqual([
+      { whitelistIngestAddresses: ['*@cv.example'], rejectDuplicates: null },
+    ]);
+  });
+
+  it.each([
+    { args: ['workspace', 'update', 'ws-invoices', '--visibility', 'public'], message: '--visibility' },
+    { args: ['workspace', 'update', 'ws-invoices', '--nmae', 'x'], message: "Unknown option '--nmae'" },
+  ])('$args exits 2 with "$message", nothing sent', async ({ args, message }) => {
+    const run = await runCli(args, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(mock.workspaces.requests).toEqual([]);
+  });
+
+  it('exits 1 with the detail when the service refuses', async () => {
+    const run = await runCli(['workspace', 'get', 'nope'], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('404: Not found.');
+  });
+
+  it('refuses the mock-mode configuration without PARSER_API_URL', async () => {
+    const run = await runCli(['workspace', 'get', 'ws-invoices', '--config', 'config/gateway.yaml'], {
+      PARSER_API_URL: '',
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('no parsing service to manage');
+  });
+});
+
+describe('ingest-gateway mock-api --workspaces --config', () => {
+  let directory: string;
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'workspace-cli-'));
+  });
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('serves the fixture workspaces and the configured ones the fixture lacks', async () => {
+    const configPath = join(directory, 'gateway.yaml');
+    await writeFile(
+      configPath,
+      'api: {mock: true}\nworkspaces:\n  - identifier: ws-invoices\n    ingestEmail: not-this@ingest.example\n' +
+        '  - identifier: ws-extra\n    ingestEmail: extra@ingest.example\n    whitelistIngestAddresses: ["*@x.example"]\n',
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        'src/cli.ts',
+        'mock-api',
+        '--port',
+        '0',
+        '--api-key',
+        API_KEY,
+        '--workspaces',
+        FIXTURE,
+        '--config',
+        configPath,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } },
+    );
+    const exited = once(child, 'exit');
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const lines: string[] = [];
+        const stdout = child.stdout;
+        if (!stdout) return reject(new Error('no stdout'));
+        createInterface({ input: stdout }).on('line', (line) => {
+          lines.push(line);
+          const entry = JSON.parse(line) as { url?: string };
+          if (entry.url) resolve(entry.url);
+        });
+        void exited.then(() => reject(new Error(`mock-api exited before listening:\n${lines.join('\n')}`)));
+      });
+      const client = createWorkspaceClient({ baseUrl: url, apiKey: API_KEY, timeoutMs: 10_000 });
+      try {
+        expect(await client.getWorkspace('ws-invoices')).toMatchObject({
+          ingestEmail: 'acme-invoices-7f3a@ingest.example.com',
+        });
+        expect(await client.getWorkspace('ws-extra')).toMatchObject({
+          ingestEmail: 'extra@ingest.example',
+          whitelistIngestAddresses: ['*@x.example'],
+        });
+      } finally {
+        await client.close();
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+});
