@@ -1,46 +1,10 @@
 import { z } from 'zod';
+import { senderAuthenticationMode } from '../auth/auth-settings-schema.ts';
+import { trackCompletionSchema, uploadFieldsSchema } from '../uploader/upload-options-schema.ts';
 import { AllowListRuleError, compileAllowList } from '../whitelist/compile-allow-list.ts';
 import { normalizeAddress } from '../whitelist/normalize-address.ts';
 import { nonEmptyString } from './config-fields.ts';
 import { routeKey } from './route-table.ts';
-
-/**
- * Form fields of POST /v3/documents (parsing-api.md §4.2) sent with every attachment of the
- * workspace, under their spec names. All optional; absent means the service's default, and
- * null (where the spec allows it) means "the workspace setting applies".
- */
-export const uploadFieldsSchema = z
-  .strictObject({
-    /** Hold the upload until parsing completes; the uploader sends false when absent. */
-    wait: z.boolean().optional(),
-    /** Fail a duplicate of an existing document without spending credits. */
-    rejectDuplicates: z.boolean().nullable().optional(),
-    /** ISO 639-1 code; `zh-cn` or `zh-tw` for Chinese. */
-    language: nonEmptyString().optional(),
-    lowPriority: z.boolean().optional(),
-    /** Compact parse result; only with `wait: true`. */
-    compact: z.boolean().optional(),
-    /** Store nothing after parsing; only with `wait: true` (§7.5). */
-    deleteAfterParse: z.boolean().optional(),
-    enableValidationTool: z.boolean().optional(),
-    /** true: OCR; false: text layer; null/absent: the service decides. */
-    useOcr: z.boolean().nullable().optional(),
-    /** Hint added to the language-model prompt for these documents. */
-    llmHint: nonEmptyString().optional(),
-    /** ISO 8601 date-time at which the service deletes the document. */
-    expiryTime: nonEmptyString().optional(),
-    /** Client identifier given to every document of the workspace; need not be unique. */
-    customIdentifier: nonEmptyString().optional(),
-  })
-  .superRefine((fields, ctx) => {
-    if (fields.deleteAfterParse === true && fields.wait !== true) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['deleteAfterParse'],
-        message: 'needs wait: true (the service refuses deleteAfterParse without it)',
-      });
-    }
-  });
 
 /**
  * One ingest address and where its attachments go. The address is stored normalised
@@ -79,7 +43,18 @@ export const workspaceSchema = z.strictObject({
   collection: nonEmptyString().optional(),
   /** Document type identifier, sent as `documentType`. */
   documentType: nonEmptyString().optional(),
+  /**
+   * Form fields of POST /v3/documents under their spec names (src/uploader/upload-options-schema.ts);
+   * `upload.collection` and `upload.documentType` win over the keys above.
+   */
   upload: uploadFieldsSchema.optional(),
+  /** Poll each document until the service has parsed it: true, or the polling bounds; default off. */
+  trackCompletion: trackCompletionSchema,
+  /**
+   * How the header From is authenticated before the allow-list applies: off, aligned or dmarc;
+   * absent: auth.senderAuthentication.
+   */
+  senderAuthentication: senderAuthenticationMode().optional(),
 });
 
 /** The workspaces, at least one, no two with the same ingest address. */

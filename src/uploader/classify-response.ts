@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import {
+  type Document,
   type DocumentWarning,
   documentSchema,
   type RequestError,
@@ -58,22 +59,41 @@ export interface ClassifyInput {
 const MAX_DETAIL_CHARS = 500;
 
 export function classifyResponse(input: ClassifyInput): Classification {
+  return inspectResponse(input).verdict;
+}
+
+/** The verdict, and the Document a 2xx carried (null otherwise), for the worker to record. */
+export interface InspectedResponse {
+  verdict: Classification;
+  document: Document | null;
+}
+
+/** classifyResponse, also handing back the validated Document so it is parsed once. */
+export function inspectResponse(input: ClassifyInput): InspectedResponse {
   const { result } = input;
   if (result.kind === 'network') {
     const cause = networkCause(result.error);
-    return transient(input, cause, cause, undefined);
+    return { verdict: transient(input, cause, cause, undefined), document: null };
   }
   const { status } = result;
   if (status >= 200 && status < 300) return classifyDocument(result.status, result.body, result.bodyError);
+  return { verdict: classifyFailure(input, result.status, result.body, result.headers), document: null };
+}
 
-  const requestError = parseRequestError(result.body);
+function classifyFailure(
+  input: ClassifyInput,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>>,
+): Classification {
+  const requestError = parseRequestError(body);
   const label = statusLabel(status);
-  const detail = describeBody(result.body, requestError) ?? label;
+  const detail = describeBody(body, requestError) ?? label;
   // The key is wrong for every job, not just this one: the workers pause instead of failing.
   if (status === 401 || status === 403) return { outcome: 'unauthorized', status, detail };
   if (status === 408 || status === 429 || status >= 500) {
     const cause = detail === label ? label : `${label}: ${detail}`;
-    return transient(input, cause, detail, result.headers['retry-after'], requestError);
+    return transient(input, cause, detail, headers['retry-after'], requestError);
   }
   // Other 4xx, and the 1xx/3xx the client never follows: asking again gets the same answer.
   const failure = { outcome: 'failed' as const, reason: label, detail };
@@ -100,25 +120,19 @@ function transient(
   return requestError ? { ...failure, requestError } : failure;
 }
 
-function classifyDocument(status: number, body: unknown, bodyError: string | undefined): Classification {
+function classifyDocument(status: number, body: unknown, bodyError: string | undefined): InspectedResponse {
   // Never retried: the service may well have created the document, and a second upload of
   // it would be a duplicate (or, with rejectDuplicates, a false rejection).
   const notRetried = 'not retried, since the document may exist and a retry could duplicate it';
   if (bodyError !== undefined) {
-    return {
-      outcome: 'failed',
-      reason: `${statusLabel(status)} with an unreadable body; ${notRetried}`,
-      detail: truncate(bodyError),
-    };
+    const reason = `${statusLabel(status)} with an unreadable body; ${notRetried}`;
+    return { verdict: { outcome: 'failed', reason, detail: truncate(bodyError) }, document: null };
   }
   const parsed = documentSchema.safeParse(body);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`);
-    return {
-      outcome: 'failed',
-      reason: `${statusLabel(status)} whose body is not a Document (no valid meta.identifier); ${notRetried}`,
-      detail: truncate(issues.join('; ')),
-    };
+    const reason = `${statusLabel(status)} whose body is not a Document (no valid meta.identifier); ${notRetried}`;
+    return { verdict: { outcome: 'failed', reason, detail: truncate(issues.join('; ')) }, document: null };
   }
   const document = parsed.data;
   const warnings = document.warnings ?? [];
@@ -126,15 +140,16 @@ function classifyDocument(status: number, body: unknown, bodyError: string | und
   // The error is mirrored in meta with failed=true (facts file); either one means rejected.
   const errorCode = document.error?.errorCode ?? (document.meta.failed ? document.meta.errorCode : undefined);
   if (errorCode === undefined && !document.meta.failed) {
-    return { outcome: 'uploaded', documentIdentifier, warnings };
+    return { verdict: { outcome: 'uploaded', documentIdentifier, warnings }, document };
   }
-  return {
+  const verdict: Classification = {
     outcome: 'rejected',
     documentIdentifier,
     errorCode: errorCode ?? 'unknown',
     errorDetail: truncate(document.error?.errorDetail ?? document.meta.errorDetail ?? ''),
     warnings,
   };
+  return { verdict, document };
 }
 
 function networkCause(error: { code?: string; message: string }): string {

@@ -9,7 +9,7 @@ import { z } from 'zod';
  * fields). Only `meta.identifier` is insisted on, because it is the one thing the gateway
  * records: a created document without it cannot be traced. `extractor` is required by the
  * spec but optional here, since refusing a body that has an identifier would mark an upload
- * failed that the service in fact accepted.
+ * failed that the service in fact accepted. Both casings are read (see documentSchema).
  */
 
 const isoDateTime = z.string();
@@ -62,7 +62,7 @@ export const documentMetaSchema = z.object({
   sourceEmailAddress: z.string().nullish(),
 });
 
-export const documentSchema = z.object({
+const documentCamelSchema = z.object({
   extractor: z.string().nullish(),
   meta: documentMetaSchema,
   // The parse result itself; the gateway never looks inside it.
@@ -70,6 +70,45 @@ export const documentSchema = z.object({
   error: documentErrorSchema.nullish(),
   warnings: z.array(documentWarningSchema).nullish(),
 });
+
+/**
+ * The Document in either casing: with `?snake_case=true` (parsing-api.md §4.2) the service
+ * writes `ready_dt`, `error_code`, `warning_detail`. Keys are turned back into camelCase
+ * before validation, so there is one schema and one type; camelCase keys pass unchanged.
+ * `data`, the parse result, is left as it is: the gateway never reads it.
+ */
+export const documentSchema = z.preprocess(camelizeDocument, documentCamelSchema);
+
+function camelizeDocument(body: unknown): unknown {
+  if (!isPlainObject(body)) return body;
+  return Object.fromEntries(
+    Object.entries(body).map(([key, value]) => [camelKey(key), key === 'data' ? value : camelizeKeys(value)]),
+  );
+}
+
+/** Every key of objects and of objects in arrays, recursively, in camelCase. */
+export function camelizeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(camelizeKeys);
+  if (!isPlainObject(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [camelKey(key), camelizeKeys(inner)]),
+  );
+}
+
+/** `ready_dt` → `readyDt`, `is_ocrd` → `isOcrd`; a key without `_` stays as it is. */
+export function camelKey(key: string): string {
+  return key.replace(/_+([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase());
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The Document of a 2xx body, in either casing; null when the body is not one. */
+export function parseDocument(body: unknown): Document | null {
+  const parsed = documentSchema.safeParse(body);
+  return parsed.success ? parsed.data : null;
+}
 
 export const requestErrorItemSchema = z.object({
   attr: z.string().nullish(),
@@ -86,6 +125,6 @@ export const requestErrorSchema = z.object({
 export type DocumentWarning = z.infer<typeof documentWarningSchema>;
 export type DocumentError = z.infer<typeof documentErrorSchema>;
 export type DocumentMeta = z.infer<typeof documentMetaSchema>;
-export type Document = z.infer<typeof documentSchema>;
+export type Document = z.output<typeof documentCamelSchema>;
 export type RequestErrorItem = z.infer<typeof requestErrorItemSchema>;
 export type RequestError = z.infer<typeof requestErrorSchema>;

@@ -35,11 +35,20 @@ export interface UploadDocumentInput {
   contentType: string;
   /** Form fields already encoded (booleans as "true"/"false"); a name may repeat. */
   fields: ReadonlyArray<readonly [name: string, value: string]>;
+  /** Ask for the answer in snake_case (`?snake_case=true`, parsing-api.md §4.2); default false. */
+  snakeCase?: boolean;
+}
+
+export interface GetDocumentOptions {
+  /** Ask for the answer in snake_case (`?snake_case=true`); default false. */
+  snakeCase?: boolean;
 }
 
 export interface ParsingApiClient {
   uploadDocument(input: UploadDocumentInput): Promise<ApiResult>;
-  getDocument(identifier: string): Promise<ApiResult>;
+  getDocument(identifier: string, options?: GetDocumentOptions): Promise<ApiResult>;
+  /** `GET /v3/documents?custom_identifier=…`: the documents an identifier names. */
+  findDocuments(customIdentifier: string, options?: GetDocumentOptions): Promise<ApiResult>;
   /** Idempotent; waits for requests in flight. */
   close(): Promise<void>;
 }
@@ -107,16 +116,27 @@ export function createParsingApiClient(options: ParsingApiClientOptions): Parsin
       // The service's clients send the name twice: on the part and as a field (facts file).
       if (!input.fields.some(([name]) => name === 'fileName')) form.append('fileName', input.fileName);
       form.append('file', new File([input.file], input.fileName, { type: input.contentType }));
-      return send('POST', `${base.pathPrefix}/v3/documents`, form);
+      return send('POST', `${base.pathPrefix}/v3/documents${query(input.snakeCase)}`, form);
     },
-    getDocument(identifier) {
-      return send('GET', `${base.pathPrefix}/v3/documents/${encodeURIComponent(identifier)}`);
+    getDocument(identifier, documentOptions = {}) {
+      const path = `${base.pathPrefix}/v3/documents/${encodeURIComponent(identifier)}`;
+      return send('GET', `${path}${query(documentOptions.snakeCase)}`);
+    },
+    findDocuments(customIdentifier, documentOptions = {}) {
+      const search = new URLSearchParams({ custom_identifier: customIdentifier });
+      if (documentOptions.snakeCase === true) search.set('snake_case', 'true');
+      return send('GET', `${base.pathPrefix}/v3/documents?${search}`);
     },
     close() {
       closing ??= pool.close();
       return closing;
     },
   };
+}
+
+/** The query string: `snake_case=true` only when asked for, so the default request stays bare. */
+function query(snakeCase: boolean | undefined): string {
+  return snakeCase === true ? '?snake_case=true' : '';
 }
 
 interface BaseUrl {

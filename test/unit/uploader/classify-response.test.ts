@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { toSnakeCase } from '../../../src/mock-api/to-snake-case.ts';
 import {
   type ApiResult,
   type Classification,
   classifyResponse,
+  inspectResponse,
   summariseRequestError,
 } from '../../../src/uploader/classify-response.ts';
 
@@ -323,5 +325,71 @@ describe('summariseRequestError', () => {
     { error: { type: 'server_error', errors: [] }, expected: 'server_error' },
   ])('$expected', ({ error, expected }) => {
     expect(summariseRequestError(error)).toBe(expected);
+  });
+});
+
+describe('snake_case answers (?snake_case=true)', () => {
+  it.each<{ name: string; body: Record<string, unknown>; expected: Classification }>([
+    {
+      name: 'a pending Document',
+      body: document({}, { ready: false, readyDt: null, customIdentifier: 'c' }),
+      expected: { outcome: 'uploaded', documentIdentifier: 'AbCd1234', warnings: [] },
+    },
+    {
+      name: 'a Document with warnings',
+      body: document({ warnings: [{ warningCode: 'too_many_pages', warningDetail: 'first 10' }] }),
+      expected: {
+        outcome: 'uploaded',
+        documentIdentifier: 'AbCd1234',
+        warnings: [{ warningCode: 'too_many_pages', warningDetail: 'first 10' }],
+      },
+    },
+    {
+      name: 'a rejected Document, error only in meta',
+      body: document({}, { failed: true, errorCode: 'invalid_document_type', errorDetail: 'no' }),
+      expected: {
+        outcome: 'rejected',
+        documentIdentifier: 'AbCd1234',
+        errorCode: 'invalid_document_type',
+        errorDetail: 'no',
+        warnings: [],
+      },
+    },
+  ])('$name is classified as in camelCase', ({ body, expected }) => {
+    const snake = toSnakeCase(body);
+    expect(classifyResponse({ result: response(201, snake), attempt: 1, maxAttempts: 5 })).toEqual(expected);
+    expect(classifyResponse({ result: response(201, body), attempt: 1, maxAttempts: 5 })).toEqual(expected);
+  });
+});
+
+describe('inspectResponse', () => {
+  it('hands back the validated Document of a 2xx, in camelCase whatever the answer', () => {
+    const body = toSnakeCase(document({}, { ready: true, readyDt: '2025-01-01T00:00:00Z' }));
+    const { verdict, document: parsed } = inspectResponse({
+      result: response(200, body),
+      attempt: 1,
+      maxAttempts: 5,
+    });
+    expect(verdict.outcome).toBe('uploaded');
+    expect(parsed?.meta).toMatchObject({
+      identifier: 'AbCd1234',
+      ready: true,
+      readyDt: '2025-01-01T00:00:00Z',
+    });
+  });
+
+  it.each<{ name: string; result: ApiResult }>([
+    { name: 'a 400', result: response(400, fileInvalid) },
+    { name: 'a 2xx that is not a Document', result: response(200, { hello: 1 }) },
+    { name: 'a network error', result: network('ECONNRESET', 'reset') },
+  ])('has no Document for $name', ({ result }) => {
+    expect(inspectResponse({ result, attempt: 1, maxAttempts: 5 }).document).toBeNull();
+  });
+
+  it('gives the same verdict as classifyResponse', () => {
+    const result = response(400, fileInvalid);
+    expect(inspectResponse({ result, attempt: 1, maxAttempts: 5 }).verdict).toEqual(
+      classifyResponse({ result, attempt: 1, maxAttempts: 5 }),
+    );
   });
 });

@@ -1,0 +1,171 @@
+import { DelayedError, type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { WorkspaceConfig } from '../config/schema.ts';
+import type { Logger } from '../logger.ts';
+import type { KeySpace } from '../queue/keys.ts';
+import type { MessageLedger } from '../queue/message-ledger.ts';
+import type { AttachmentEntry, CompletionStatus } from '../queue/message-record.ts';
+import { inspectResponse } from './classify-response.ts';
+import { decidePoll } from './completion-policy.ts';
+import { type CompletionJobData, completionQueueName } from './completion-queue.ts';
+import type { ParsingApiClient } from './parsing-api-client.ts';
+import { documentOutcome } from './record-outcome.ts';
+import { uploadQuery } from './upload-fields.ts';
+
+/**
+ * Completion tracking (workspaces[].trackCompletion): a BullMQ worker on the `completion`
+ * queue that polls each document until the service has parsed it and records the outcome on
+ * the message entry: `ready`, `failed`, `readyDt`, a rejection (`error`, state `rejected`),
+ * and `completion` (where polling stands). Each poll is one run of the document's job; while
+ * the document is not ready, the job moves itself to delayed for the next interval
+ * (completion-policy.ts), so no worker waits.
+ */
+
+export interface CompletionWorkerOptions {
+  /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
+  connection: Redis;
+  keys: KeySpace;
+  ledger: MessageLedger;
+  /** The uploads' client: same key, pool and timeouts. */
+  client: ParsingApiClient;
+  workspaces: ReadonlyMap<string, WorkspaceConfig>;
+  /** Polls in flight in this process; default 4 (a poll is one small GET). */
+  concurrency?: number;
+  logger: Logger;
+  /** Epoch milliseconds; injected for tests, default Date.now. */
+  now?: () => number;
+}
+
+export interface CompletionWorker {
+  start(): Promise<void>;
+  readonly running: boolean;
+  /** Finishes the polls in flight, then stops. Idempotent. */
+  close(): Promise<void>;
+}
+
+export function createCompletionWorker(options: CompletionWorkerOptions): CompletionWorker {
+  const { ledger, client } = options;
+  const log = options.logger.child({ component: 'completion' });
+  const now = options.now ?? Date.now;
+  let running = false;
+  let closing: Promise<void> | undefined;
+
+  const worker = new Worker<CompletionJobData>(completionQueueName, (job, token) => poll(job, token), {
+    connection: options.connection,
+    prefix: options.keys.queuePrefix,
+    concurrency: options.concurrency ?? 4,
+    autorun: false,
+  });
+  worker.on('error', (err) => log.error({ err }, 'completion worker error'));
+  // The poller itself failed for good (Redis gone through every attempt): say so on the entry.
+  worker.on('failed', (job, err) => {
+    if (!job) return;
+    void (async () => {
+      if (!(await job.isFailed())) return;
+      await setCompletion(job.data, {
+        state: 'error',
+        polls: job.data.polls,
+        nextPollAt: null,
+        reason: err.message,
+      });
+    })().catch((updateErr: unknown) =>
+      log.error({ err: updateErr, jobId: job.id }, 'could not record a failed completion poll'),
+    );
+  });
+
+  async function setCompletion(
+    data: CompletionJobData,
+    completion: CompletionStatus,
+    patch: Partial<Omit<AttachmentEntry, 'entry'>> = {},
+  ): Promise<void> {
+    await ledger.updateEntry(data.messageId, data.entry, { ...patch, completion });
+  }
+
+  async function poll(job: Job<CompletionJobData>, token: string | undefined): Promise<string> {
+    const { data } = job;
+    const jobLog = log.child({
+      queueId: data.messageId,
+      jobId: job.id,
+      entry: data.entry,
+      documentIdentifier: data.documentIdentifier,
+    });
+    const workspace = options.workspaces.get(data.workspace);
+    const policy = workspace?.trackCompletion;
+    if (!workspace || !policy) {
+      const reason = `completion tracking is no longer configured for workspace ${data.workspace}`;
+      await setCompletion(data, { state: 'error', polls: data.polls, nextPollAt: null, reason });
+      jobLog.warn(reason);
+      return 'error';
+    }
+
+    const result = await client.getDocument(data.documentIdentifier, uploadQuery(workspace));
+    // Transient answers are never "the last attempt" here: the policy's bounds end polling.
+    const response = inspectResponse({ result, attempt: 1, maxAttempts: Number.POSITIVE_INFINITY });
+    const polls = data.polls + 1;
+    const at = now();
+    const decision = decidePoll({
+      response,
+      status: result.kind === 'response' ? result.status : null,
+      retryAfter: result.kind === 'response' ? result.headers['retry-after'] : undefined,
+      polls,
+      startedAt: data.uploadedAt,
+      now: at,
+      policy,
+    });
+
+    switch (decision.action) {
+      case 'finish': {
+        const { document } = response;
+        const patch: Partial<Omit<AttachmentEntry, 'entry'>> = document ? documentOutcome(document) : {};
+        if (document?.warnings && document.warnings.length > 0) patch.warnings = document.warnings;
+        // A document whose processing failed is rejected, as it is when the upload answer says so.
+        if (decision.state === 'failed') Object.assign(patch, { state: 'rejected', reason: decision.reason });
+        await setCompletion(
+          data,
+          { state: decision.state, polls, nextPollAt: null, reason: decision.reason },
+          patch,
+        );
+        jobLog.info({ polls, state: decision.state, reason: decision.reason }, 'document parse finished');
+        return decision.state;
+      }
+      case 'stop':
+        await setCompletion(data, {
+          state: decision.state,
+          polls,
+          nextPollAt: null,
+          reason: decision.reason,
+        });
+        jobLog.warn({ polls, state: decision.state, reason: decision.reason }, 'completion tracking stopped');
+        return decision.state;
+      case 'poll-again': {
+        const nextPollAt = new Date(at + decision.delayMs).toISOString();
+        await job.updateData({ ...data, polls });
+        await setCompletion(data, { state: 'polling', polls, nextPollAt, reason: decision.reason });
+        jobLog.debug({ polls, delayMs: decision.delayMs, reason: decision.reason }, 'document not ready yet');
+        // A real timestamp, not the injected clock: BullMQ compares it with its own.
+        await job.moveToDelayed(Date.now() + decision.delayMs, token);
+        throw new DelayedError();
+      }
+    }
+  }
+
+  return {
+    get running() {
+      return running;
+    },
+    async start() {
+      void worker.run().catch((err: unknown) => log.error({ err }, 'completion worker stopped'));
+      await worker.waitUntilReady();
+      running = true;
+      log.info('completion worker running');
+    },
+    close() {
+      closing ??= (async () => {
+        running = false;
+        await worker.close();
+        log.info('completion worker closed');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { integer, nonEmptyString } from '../config/config-fields.ts';
+import { parseCustomIdentifier } from './custom-identifier.ts';
+import { parseExpiryTime } from './expiry-time.ts';
+
+/**
+ * What a workspace's configuration says about its uploads: the `upload:` block, holding the
+ * form fields of POST /v3/documents (parsing-api.md §4.2) under their spec names, and
+ * `trackCompletion`. It lives beside upload-fields.ts, the encoder that is its other half:
+ * every value accepted here must encode to something the service takes.
+ *
+ * Absent means the service's default; null, where the spec allows it, means the same (the
+ * field is not sent, so the workspace setting applies). `file`, `fileName` and `workspace`
+ * are the gateway's to set; `url` is refused (the gateway uploads files) and so is the
+ * deprecated `identifier` (§9), so that neither is ever sent.
+ */
+
+/** Two lowercase letters: the ISO 3166-1 alpha-2 codes the service writes in lowercase. */
+const countryCode = () =>
+  z.string().regex(/^[a-z]{2}$/, { error: 'expected a lowercase two-letter country code, e.g. vn' });
+
+/** RegionBias (§2.8); sent as JSON text. */
+const regionBiasSchema = z
+  .strictObject({
+    country: countryCode().optional(),
+    countries: z.array(countryCode()).optional(),
+    squareCoordinates: z.array(z.number().finite()).min(1, { error: 'must not be empty' }).optional(),
+    strict: z.boolean().optional(),
+  })
+  .refine((bias) => Object.keys(bias).some((key) => key !== 'strict'), {
+    error: 'give at least one of country, countries, squareCoordinates',
+  });
+
+/** ICU's English language names: a code it cannot name is not an ISO 639 code. */
+const languageNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+
+/**
+ * ISO 639-1 (two letters), except Chinese, which the service wants as `zh-cn` or `zh-tw`
+ * (§4.2). Written in any case, sent in lowercase.
+ */
+const languageSchema = z.string().transform((text, ctx) => {
+  const code = text.trim().toLowerCase();
+  if (code === 'zh-cn' || code === 'zh-tw') return code;
+  if (code === 'zh') {
+    ctx.addIssue({ code: 'custom', message: 'for Chinese give zh-cn (simplified) or zh-tw (traditional)' });
+  } else if (!/^[a-z]{2}$/.test(code) || languageNames.of(code) === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected an ISO 639-1 language code (en, de, vi) or zh-cn/zh-tw, got ${JSON.stringify(text)}`,
+    });
+  }
+  return code;
+});
+
+const customIdentifierSchema = nonEmptyString().superRefine((template, ctx) => {
+  const parsed = parseCustomIdentifier(template);
+  if (!parsed.ok) for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
+});
+
+const expiryTimeSchema = z.string().superRefine((text, ctx) => {
+  const parsed = parseExpiryTime(text);
+  if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.problem });
+});
+
+const warningMessageSchema = z.strictObject({
+  warningCode: nonEmptyString(),
+  warningDetail: z.string().optional(),
+});
+
+export const uploadFieldsSchema = z
+  .strictObject({
+    // wait and rejectDuplicates first: the two most used, listed first in an unknown-key message.
+    /** Answer only after parsing; the gateway sends false when absent (§4.2's default is true). */
+    wait: z.boolean().optional(),
+    /** Fail a duplicate of an existing document without spending credits; null: the workspace setting. */
+    rejectDuplicates: z.boolean().nullable().optional(),
+    /** Collection identifier; wins over the workspace-level `collection`. */
+    collection: nonEmptyString().optional(),
+    /** Document type identifier; wins over the workspace-level `documentType`. */
+    documentType: nonEmptyString().nullable().optional(),
+    /** A template: {messageId} {from} {subject} {attachmentIndex} {fileName} {queueId} {workspace}. */
+    customIdentifier: customIdentifierSchema.optional(),
+    /** ISO 8601 date-time with a zone, or a duration after receipt (30d, 12h, 90m, 2w). */
+    expiryTime: expiryTimeSchema.nullable().optional(),
+    /** ISO 639-1; `zh-cn` or `zh-tw` for Chinese. */
+    language: languageSchema.nullable().optional(),
+    /** Sent as JSON text. */
+    regionBias: regionBiasSchema.optional(),
+    lowPriority: z.boolean().optional(),
+    /** Compact parse result; has an effect only with `wait: true`. */
+    compact: z.boolean().optional(),
+    /** Store nothing after parsing; only with `wait: true` (§7.5). */
+    deleteAfterParse: z.boolean().optional(),
+    enableValidationTool: z.boolean().optional(),
+    /** true: OCR; false: text layer; null/absent: the service decides. */
+    useOcr: z.boolean().nullable().optional(),
+    /** Hint added to the language-model prompt for these documents. */
+    llmHint: nonEmptyString().nullable().optional(),
+    /** Document identifiers to take examples from; one form part each. */
+    limitToExamples: z
+      .array(nonEmptyString())
+      .min(1, { error: 'give at least one document identifier, or leave the key out' })
+      .nullable()
+      .optional(),
+    /** One form part each, holding the JSON text of `{warningCode, warningDetail}`. */
+    warningMessages: z.array(warningMessageSchema).optional(),
+    /** Not a form field: the query parameter `?snake_case=true`; answers then come in snake_case. */
+    snake_case: z.boolean().optional(),
+    identifier: z
+      .never({ error: 'is deprecated (parsing-api.md §9) and never sent; use customIdentifier' })
+      .optional(),
+    url: z
+      .never({ error: 'cannot be configured: the gateway uploads the attachment as the file part' })
+      .optional(),
+  })
+  .superRefine(
+    (fields, ctx) => {
+      if (fields.deleteAfterParse === true && fields.wait !== true) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['deleteAfterParse'],
+          message:
+            'needs wait: true (the service refuses deleteAfterParse without it, and the gateway sends wait: false unless told)',
+        });
+      }
+    },
+    // Also when another field is wrong, so that every problem is listed at once.
+    { when: ({ value }) => typeof value === 'object' && value !== null },
+  );
+
+export type UploadFieldsConfig = z.output<typeof uploadFieldsSchema>;
+
+/** Milliseconds in a day. */
+const DAY_MS = 86_400_000;
+
+/**
+ * Completion tracking: after an upload answered before parsing finished (`wait: false`),
+ * poll GET /v3/documents/{identifier} with doubling intervals until the document is ready.
+ * `true` takes every default; `false` or absent turns it off.
+ */
+const completionPolicySchema = z
+  .strictObject(
+    {
+      /** Milliseconds from the upload to the first poll; doubles after each poll. Default 5000. */
+      firstDelay: integer(100, DAY_MS).default(5_000),
+      /** Largest interval between polls, in milliseconds; default 300000 (5 min). */
+      maxDelay: integer(100, DAY_MS).default(300_000),
+      /** Polls per document before giving up; default 300 (24 h at the largest interval). */
+      maxPolls: integer(1, 100_000).default(300),
+      /** Milliseconds from the upload after which polling gives up; default 86400000 (24 h). */
+      maxTime: integer(1_000, 30 * DAY_MS).default(DAY_MS),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'invalid_type'
+          ? 'expected true, false, or a mapping of firstDelay, maxDelay, maxPolls, maxTime'
+          : undefined,
+    },
+  )
+  .refine((policy) => policy.maxDelay >= policy.firstDelay, {
+    error: 'maxDelay must not be below firstDelay',
+    path: ['maxDelay'],
+  });
+
+export const trackCompletionSchema = z.preprocess(
+  (value) => (value === true ? {} : value === false ? null : value),
+  completionPolicySchema.nullable().optional(),
+);
+
+export type CompletionPolicy = z.output<typeof completionPolicySchema>;
