@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { KeySpace } from '../queue/keys.ts';
 import type { MessageLedger } from '../queue/message-ledger.ts';
+import { createBearerCheck } from './bearer-token.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 export interface Readiness {
@@ -20,6 +21,11 @@ export interface HttpApiOptions {
   metrics: GatewayMetrics;
   readiness: () => Promise<Readiness>;
   logger: Logger;
+  /**
+   * http.token: every endpoint but /healthz then requires `Authorization: Bearer <token>`
+   * (the configuration requires one when the API listens beyond loopback). null: none.
+   */
+  token: string | null;
 }
 
 export interface HttpApi {
@@ -39,6 +45,7 @@ const documentPath = /^\/v1\/documents\/([^/]{1,200})$/;
 export function createHttpApi(options: HttpApiOptions): HttpApi {
   const { redis, keys, ledger, metrics } = options;
   const log = options.logger.child({ component: 'http' });
+  const authorized = createBearerCheck(options.token);
   let closing: Promise<void> | undefined;
 
   const server = createServer((req, res) => {
@@ -52,7 +59,12 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+    // Liveness stays open: a probe needs no secret to learn that the process runs.
     if (path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (!authorized(req.headers.authorization)) {
+      res.setHeader('www-authenticate', 'Bearer realm="ingest-gateway"');
+      return json(res, 401, { error: 'unauthorized: send Authorization: Bearer <http.token>' });
+    }
     if (path === '/readyz') {
       const readiness = await options.readiness();
       return json(res, readiness.ready ? 200 : 503, { ready: readiness.ready, ...readiness.details });

@@ -1,0 +1,122 @@
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import { SMTPConnection, type SMTPConnectionOptions } from 'smtp-server/lib/smtp-connection.js';
+import type { SMTPStream } from 'smtp-server/lib/smtp-stream.js';
+import { type RefusalCode, RefusalError } from '../errors.ts';
+import type { NetworkMatcher } from './network-list.ts';
+import { replyFor } from './smtp-reply.ts';
+
+/**
+ * RFC 5321 4.5.3.1.4: a command line is at most 512 octets, CRLF included. smtp-server counts
+ * the line without its line ending, and holds at most this much of a line that has not ended,
+ * so a client streaming one endless line costs 510 bytes, not memory without bound.
+ */
+export const MAX_COMMAND_LINE_OCTETS = 512;
+export const MAX_COMMAND_LENGTH = MAX_COMMAND_LINE_OCTETS - 2;
+
+/** What the edge adds to smtp-server's own session handling. */
+export interface EdgeOptions {
+  /** Milliseconds a session may last from connect, however busy (smtp.sessionTimeout). */
+  sessionTimeout: number;
+  /** The load balancers a PROXY protocol v1 header is required from (smtp.proxyProtocolFrom). */
+  trustedProxies: NetworkMatcher;
+}
+
+/**
+ * smtp-server with the three things its options cannot express, each a small override of a
+ * hook its type declarations expose (3.21):
+ * - a PROXY header is expected from peers in CIDR blocks (its `useProxy` lists single
+ *   addresses only), and a PROXY line from anyone else ends the session;
+ * - a command line over 512 octets gets `500 5.5.2` (smtp-server answers 421 and names no
+ *   enhanced code) and the connection is closed, as the rest of the line cannot be resynced
+ *   without reading it;
+ * - a session deadline besides the idle timeout.
+ */
+export class EdgeSmtpServer extends SMTPServer {
+  readonly edge: EdgeOptions;
+
+  constructor(options: SMTPServerOptions, edge: EdgeOptions) {
+    super({ ...options, maxCommandLength: MAX_COMMAND_LENGTH });
+    this.edge = edge;
+  }
+
+  /** Is this peer a load balancer that must send a PROXY header? Read by smtp-server at accept. */
+  override _expectsProxyHeader(socket: Socket): boolean {
+    return socket.remoteAddress !== undefined && this.edge.trustedProxies(socket.remoteAddress);
+  }
+
+  /** smtp-server's own connect(), with the connection class below. */
+  override connect(socket: Socket | TLSSocket, socketOptions?: SMTPConnectionOptions | null): void {
+    const connection = new EdgeConnection(this, socket, socketOptions, this.edge.sessionTimeout);
+    this.connections.add(connection);
+    connection.on('error', (err: Error) => this._onError(err));
+    connection.on('connect', (data: Parameters<SMTPServer['_onClientConnect']>[0]) =>
+      this._onClientConnect(data),
+    );
+    connection.init();
+  }
+}
+
+class EdgeConnection extends SMTPConnection {
+  readonly sessionTimeout: number;
+  deadline: NodeJS.Timeout | undefined;
+
+  constructor(
+    server: SMTPServer,
+    socket: Socket | TLSSocket,
+    options: SMTPConnectionOptions | null | undefined,
+    sessionTimeout: number,
+  ) {
+    super(server, socket, options);
+    this.sessionTimeout = sessionTimeout;
+  }
+
+  override init(): void {
+    this.deadline = setTimeout(() => this.expire(), this.sessionTimeout);
+    this.deadline.unref();
+    super.init();
+  }
+
+  override _onClose(): void {
+    clearTimeout(this.deadline);
+    super._onClose();
+  }
+
+  /**
+   * smtp-server's parser fails only on an over-long line (any other write error is a
+   * broken socket); it would answer `421 Error: Command line too long`.
+   */
+  override _createParser(): SMTPStream {
+    const parser = super._createParser();
+    parser.removeAllListeners('error');
+    parser.on('error', () => {
+      this.refuse(
+        'COMMAND_LINE_TOO_LONG',
+        `line too long: a command line is at most ${MAX_COMMAND_LINE_OCTETS} octets (RFC 5321 4.5.3.1.4)`,
+      );
+      this.close();
+    });
+    return parser;
+  }
+
+  /**
+   * A PROXY line from a peer not in smtp.proxyProtocolFrom: a client claiming another
+   * address. One sent before the greeting already ends the session as an early talker.
+   */
+  handler_PROXY(_command: Buffer, callback: () => void): void {
+    this.refuse('PROXY_NOT_TRUSTED', 'PROXY protocol is not accepted from this address');
+    callback();
+  }
+
+  private expire(): void {
+    const seconds = Math.round(this.sessionTimeout / 1000);
+    this.refuse('SESSION_TIME_EXCEEDED', `session longer than ${seconds} s, closing; try again later`);
+  }
+
+  /** Send the reply smtp-reply.ts maps the code to; a 421 also closes the connection (smtp-server). */
+  private refuse(code: RefusalCode, message: string): void {
+    const reply = replyFor(new RefusalError(code, message));
+    this.send(reply.responseCode, reply.message);
+  }
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../support/messages.ts';
+import { deliver, queuedId } from '../support/smtp-session.ts';
+
+const token = 'http-token-for-the-auth-test-7c1e';
+
+/**
+ * The HTTP API on a non-loopback address (0.0.0.0, reached here through 127.0.0.1): every
+ * endpoint but /healthz wants `Authorization: Bearer <http.token>`, the raw e-mail included.
+ */
+describe('HTTP API token', () => {
+  let harness: Harness;
+  let base: string;
+  let messageId: string;
+  let documentIdentifier: string;
+
+  beforeAll(async () => {
+    harness = await startHarness({ http: `  host: 0.0.0.0\n  token: ${token}` });
+    base = harness.httpUrl.replace('0.0.0.0', '127.0.0.1');
+    const message = await composeMessage({
+      from: 'Ann <ann@acme.example>',
+      attachments: [{ filename: 'auth.pdf', content: uniquePdf('http-auth') }],
+    });
+    const { data } = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+    messageId = queuedId(data);
+    expect(await harness.settled(messageId, 0)).toBe('completed');
+    documentIdentifier = harness.mock.uploads[0]?.documentIdentifier ?? '';
+  });
+  afterAll(async () => harness?.close());
+
+  const paths = () => [
+    '/readyz',
+    '/metrics',
+    `/v1/messages/${messageId}`,
+    `/v1/messages/${messageId}/raw`,
+    `/v1/documents/${documentIdentifier}`,
+    '/v1/messages/unknown',
+    '/no/such/route',
+  ];
+
+  it('listens beyond loopback', () => {
+    expect(harness.httpUrl).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+  });
+
+  it('answers /healthz without a token', async () => {
+    const response = await fetch(`${base}/healthz`);
+    expect(response.status).toBe(200);
+  });
+
+  it.each([
+    ['no Authorization header', undefined],
+    ['a wrong token', `Bearer ${token.slice(0, -1)}x`],
+    ['a longer token', `Bearer ${token}0`],
+    ['the token as Basic credentials', `Basic ${Buffer.from(`user:${token}`).toString('base64')}`],
+    ['the token without a scheme', token],
+  ])('refuses every other endpoint with 401 for %s', async (_case, authorization) => {
+    for (const path of paths()) {
+      const response = await fetch(`${base}${path}`, {
+        headers: authorization === undefined ? {} : { authorization },
+      });
+      expect(response.status, path).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="ingest-gateway"');
+      const body = await response.text();
+      expect(body).not.toContain(messageId);
+      expect(body).not.toContain('%PDF');
+    }
+  });
+
+  it('serves every endpoint with the token', async () => {
+    const statuses = await Promise.all(
+      paths().map(async (path) => {
+        const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+        return [path, response.status] as const;
+      }),
+    );
+    expect(Object.fromEntries(statuses)).toEqual({
+      '/readyz': 200,
+      '/metrics': 200,
+      [`/v1/messages/${messageId}`]: 200,
+      [`/v1/messages/${messageId}/raw`]: 200,
+      [`/v1/documents/${documentIdentifier}`]: 200,
+      '/v1/messages/unknown': 404,
+      '/no/such/route': 404,
+    });
+  });
+
+  it('serves the raw e-mail (the record’s sourceEmail) to a token holder', async () => {
+    const response = await fetch(`${base}/v1/messages/${messageId}/raw`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(response.headers.get('content-type')).toBe('message/rfc822');
+    expect(await response.text()).toContain('From: Ann <ann@acme.example>');
+  });
+});
+
+describe('HTTP API on loopback without a token', () => {
+  let harness: Harness;
+
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => harness?.close());
+
+  it('binds to 127.0.0.1 and asks for no token there', async () => {
+    expect(harness.httpUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${harness.httpUrl}/readyz`)).status).toBe(200);
+  });
+});

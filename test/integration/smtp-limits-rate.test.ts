@@ -1,0 +1,148 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from '../../src/gateway.ts';
+import { apiKey, type Harness, startHarness } from '../support/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../support/messages.ts';
+import { RawSmtpClient } from '../support/raw-smtp-client.ts';
+import { deliver, queuedId, type Reply } from '../support/smtp-session.ts';
+
+const open: RawSmtpClient[] = [];
+function client(port: number): RawSmtpClient {
+  const created = new RawSmtpClient(port);
+  open.push(created);
+  return created;
+}
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((item) => item.close()));
+});
+
+/**
+ * Rates kept in Redis under redis.prefix: per client address at connect (421 4.7.0), per
+ * client address and per envelope sender at MAIL (450 4.7.1). Loopback is exempt by default,
+ * so these tests exempt nothing.
+ */
+describe('SMTP rate limits', () => {
+  let harness: Harness;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    harness = await startHarness({
+      smtp: [
+        '  rateLimit:',
+        '    window: 60000',
+        '    connectionsPerIp: 3',
+        '    messagesPerIp: 4',
+        '    messagesPerSender: 2',
+        '    exempt: []',
+      ].join('\n'),
+    });
+    redis = new Redis(harness.redis.url, { maxRetriesPerRequest: null });
+    redis.on('error', () => undefined);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await harness?.close();
+  });
+
+  // Each test starts with no counts: the rate keys are all under `itest:rate:`.
+  beforeEach(async () => {
+    const keys = await redis.keys('itest:rate:*');
+    if (keys.length > 0) await redis.del(...keys);
+  });
+
+  it('refuses the connection past connectionsPerIp with 421 4.7.0 and closes it', async () => {
+    for (let i = 0; i < 3; i++) expect((await client(harness.smtpPort).reply()).code).toBe(220);
+    const refused = client(harness.smtpPort);
+    expect(await refused.reply()).toEqual({
+      code: 421,
+      text: '421 4.7.0 too many connections from 127.0.0.1, try again later',
+    });
+    await refused.closed;
+  });
+
+  it('keeps the counts in Redis under redis.prefix, each counter with its own hash tag', async () => {
+    await client(harness.smtpPort).reply();
+    const keys = await redis.keys('itest:rate:*');
+    expect(keys).toEqual([expect.stringMatching(/^itest:rate:\{conn:127\.0\.0\.1\}:\d+$/)]);
+    expect(await redis.pttl(keys[0] ?? '')).toBeGreaterThan(60_000);
+  });
+
+  it('refuses MAIL past messagesPerSender, then past messagesPerIp, with 450 4.7.1', async () => {
+    const session = client(harness.smtpPort);
+    await session.reply();
+    await session.command('EHLO client.test');
+    const mail = async (sender: string) => {
+      const reply = await session.command(`MAIL FROM:<${sender}>`);
+      await session.command('RSET');
+      return reply.text;
+    };
+    expect(await mail('ann@acme.example')).toBe('250 Accepted');
+    // Senders are counted without case.
+    expect(await mail('ANN@acme.example')).toBe('250 Accepted');
+    expect(await mail('ann@acme.example')).toBe(
+      '450 4.7.1 too many messages from <ann@acme.example>, try again later',
+    );
+    // The refused MAIL counted for the client too: this is its fourth.
+    expect(await mail('bob@acme.example')).toBe('250 Accepted');
+    expect(await mail('carol@acme.example')).toBe(
+      '450 4.7.1 too many messages from 127.0.0.1, try again later',
+    );
+  });
+
+  it('holds across instances sharing Redis', async () => {
+    const second: Gateway = await startGateway({
+      config: harness.config,
+      role: 'smtp',
+      logger: harness.logger,
+      redisUrl: harness.redis.url,
+      apiBaseUrl: 'http://127.0.0.1:1',
+      apiKey,
+    });
+    try {
+      const port = second.smtpPort ?? 0;
+      expect((await client(harness.smtpPort).reply()).code).toBe(220);
+      expect((await client(port).reply()).code).toBe(220);
+      expect((await client(harness.smtpPort).reply()).code).toBe(220);
+      expect((await client(port).reply()).code).toBe(421);
+    } finally {
+      await Promise.all(open.splice(0).map((item) => item.close()));
+      await second.close();
+    }
+  });
+
+  it('lets clients through when Redis is down (fail open); DATA then answers 451 4.3.0', async () => {
+    await harness.redis.stop();
+    try {
+      const session = client(harness.smtpPort);
+      expect((await session.reply()).code).toBe(220);
+      await session.command('EHLO client.test');
+      expect((await session.command('MAIL FROM:<ann@acme.example>')).code).toBe(250);
+      expect((await session.command('RCPT TO:<documents@ingest.test>')).code).toBe(250);
+      expect((await session.command('DATA')).code).toBe(354);
+      const message = await composeMessage({
+        attachments: [{ filename: 'o.pdf', content: uniquePdf('open') }],
+      });
+      await session.write(Buffer.concat([message, Buffer.from('\r\n.\r\n')]));
+      expect((await session.reply()).text).toMatch(/^451 4\.3\.0 /);
+      expect(
+        harness.logs.lines.filter((line) => line.includes('rate limits not counted (Redis unavailable)')),
+      ).toHaveLength(1);
+    } finally {
+      await harness.redis.start();
+    }
+    // As a sending server does after a 451: try again until the gateway takes the mail
+    // (bounded: the gateway reconnects within seconds). The rates are counted again.
+    const message = await composeMessage({
+      attachments: [{ filename: 'b.pdf', content: uniquePdf('back') }],
+    });
+    let accepted: Reply | null = null;
+    for (let attempt = 0; attempt < 100 && accepted?.code !== 250; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      await redis.del(...(await redis.keys('itest:rate:*')), 'itest:rate:none');
+      accepted = (await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })).data;
+    }
+    expect(await harness.settled(queuedId(accepted), 0)).toBe('completed');
+    expect(await redis.keys('itest:rate:*')).not.toEqual([]);
+    expect(harness.logs.lines.some((line) => line.includes('rate limits counted again'))).toBe(true);
+  });
+});
