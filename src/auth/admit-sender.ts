@@ -1,0 +1,119 @@
+import { RefusalError } from '../errors.ts';
+import type { WorkspaceDecision } from '../queue/message-record.ts';
+import type { NormalizedAddress } from '../whitelist/normalize-address.ts';
+import type { FromHeaderResult } from '../whitelist/parse-from-header.ts';
+import type { SenderAuthenticationMode } from './auth-settings-schema.ts';
+import type { AuthenticationResults } from './authentication-results.ts';
+import { evaluateSender, type SenderAuthentication, type SenderVerdict } from './sender-policy.ts';
+
+/** An addressed workspace, as far as admitting a sender goes. */
+export interface SenderGate {
+  config: {
+    readonly identifier: string;
+    readonly whitelistIngestAddresses?: readonly string[] | null | undefined;
+    readonly senderAuthentication?: SenderAuthenticationMode | undefined;
+  };
+  admits(address: NormalizedAddress): boolean;
+}
+
+export interface AdmitSenderInput {
+  /** The header From, as parseFromHeader read it. */
+  sender: FromHeaderResult;
+  /** The addressed workspaces, each once. */
+  workspaces: readonly SenderGate[];
+  /** auth.senderAuthentication: the mode of workspaces that name none. */
+  defaultMode: SenderAuthenticationMode;
+  /** null when no workspace asked for authentication (see needsAuthentication). */
+  results: AuthenticationResults | null;
+  trustedArcSealers: ReadonlySet<string>;
+}
+
+export interface AdmitSenderResult {
+  decisions: WorkspaceDecision[];
+  authentication: SenderAuthentication | null;
+}
+
+/** The mode a workspace uses: its own, else the configured default. */
+export function senderAuthenticationOf(gate: SenderGate, defaultMode: SenderAuthenticationMode) {
+  return gate.config.senderAuthentication ?? defaultMode;
+}
+
+/** Whether any addressed workspace authenticates senders, so the message must be checked. */
+export function needsAuthentication(
+  workspaces: readonly SenderGate[],
+  defaultMode: SenderAuthenticationMode,
+) {
+  return workspaces.some((gate) => senderAuthenticationOf(gate, defaultMode) !== 'off');
+}
+
+/**
+ * Which addressed workspaces admit the sender. Each workspace first authenticates the From
+ * under its own mode (is it genuine?), then applies its allow-list to that From (is it
+ * allowed?); checking in that order means a refusal never tells a forger whether the
+ * forged address is on the list. Pure; throws the RefusalError the message is answered with:
+ * - any workspace's authentication hit a DNS failure: SENDER_AUTHENTICATION_TEMPFAIL (451),
+ *   even if another admits, so no workspace loses a message the sender would deliver again;
+ * - no workspace admits, one for want of authentication: SENDER_NOT_AUTHENTICATED (550 5.7.1);
+ * - no workspace admits: SENDER_NOT_ADMITTED (550 5.7.1), as before authentication existed.
+ */
+export function admitSender(input: AdmitSenderInput): AdmitSenderResult {
+  const { sender, defaultMode } = input;
+  const fromDomain = sender.ok ? sender.address.domain : null;
+  const verdicts: SenderAuthentication['verdicts'] = {};
+  const verdictFor = (mode: 'aligned' | 'dmarc'): SenderVerdict => {
+    const known = verdicts[mode];
+    if (known) return known;
+    if (input.results === null) throw new Error(`sender authentication (${mode}) asked for without results`);
+    const verdict: SenderVerdict = sender.ok
+      ? evaluateSender({
+          mode,
+          fromDomain: sender.address.domain,
+          results: input.results,
+          trustedArcSealers: input.trustedArcSealers,
+        })
+      : { outcome: 'fail', reason: `sender not authenticated: ${sender.reason}` };
+    verdicts[mode] = verdict;
+    return verdict;
+  };
+
+  let temporary: string | null = null;
+  let unauthenticated: string | null = null;
+  const decisions = input.workspaces.map((gate): WorkspaceDecision => {
+    const mode = senderAuthenticationOf(gate, defaultMode);
+    const decision = (admitted: boolean, reason: string | null): WorkspaceDecision => ({
+      identifier: gate.config.identifier,
+      admitted,
+      reason,
+      ...(mode === 'off' ? {} : { senderAuthentication: mode }),
+    });
+    if (mode !== 'off') {
+      const verdict = verdictFor(mode);
+      if (verdict.outcome === 'temperror') {
+        temporary ??= verdict.reason;
+        return decision(false, verdict.reason);
+      }
+      if (verdict.outcome === 'fail') {
+        unauthenticated ??= verdict.reason;
+        return decision(false, verdict.reason);
+      }
+    }
+    const rules = gate.config.whitelistIngestAddresses;
+    // An open workspace admits any sender (DESIGN.md), even one whose From says nothing usable.
+    if (!rules || rules.length === 0) return decision(true, null);
+    if (!sender.ok) return decision(false, sender.reason);
+    const admitted = gate.admits(sender.address);
+    return decision(admitted, admitted ? null : 'sender not in the allow-list');
+  });
+
+  if (temporary !== null) throw new RefusalError('SENDER_AUTHENTICATION_TEMPFAIL', temporary);
+  if (!decisions.some((decision) => decision.admitted)) {
+    if (unauthenticated !== null) throw new RefusalError('SENDER_NOT_AUTHENTICATED', unauthenticated);
+    // The reply says which check failed, never which rule would have passed.
+    const why = sender.ok
+      ? `sender ${sender.address.address} is not admitted for this address`
+      : `sender not admitted: ${sender.reason}`;
+    throw new RefusalError('SENDER_NOT_ADMITTED', why);
+  }
+  const authentication = input.results === null ? null : { fromDomain, results: input.results, verdicts };
+  return { decisions, authentication };
+}

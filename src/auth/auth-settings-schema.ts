@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { integer } from '../config/config-fields.ts';
+import { normalizeDomain } from '../whitelist/normalize-address.ts';
+import { isDnsServerAddress } from './dns-resolver.ts';
+
+/**
+ * The configuration of sender authentication, as src/config/schema.ts and
+ * workspace-schema.ts include it. Kept apart from sender-policy.ts so that loading the
+ * configuration does not load mailauth.
+ */
+
+/**
+ * How a workspace authenticates the header From before its allow-list is applied:
+ * - `off`: not at all (the From is taken as written; anyone can forge it);
+ * - `aligned`: SPF or DKIM passes for a domain aligned with the From domain (DMARC's relaxed
+ *   alignment, RFC 7489 §3.1, whether or not the domain publishes a DMARC record);
+ * - `dmarc`: DMARC passes for the From domain (so the domain must publish a record).
+ */
+export const SENDER_AUTHENTICATION_MODES = ['off', 'aligned', 'dmarc'] as const;
+export type SenderAuthenticationMode = (typeof SENDER_AUTHENTICATION_MODES)[number];
+
+/** `off`, `aligned` or `dmarc`. */
+export function senderAuthenticationMode() {
+  return z.enum(SENDER_AUTHENTICATION_MODES, {
+    error: `expected one of ${SENDER_AUTHENTICATION_MODES.join(', ')}`,
+  });
+}
+
+/** The `auth` section. */
+export const authSettingsSchema = z.strictObject({
+  /**
+   * What workspaces without their own `senderAuthentication` use; default off, as before
+   * sender authentication existed. Production should say aligned (or dmarc).
+   */
+  senderAuthentication: senderAuthenticationMode().default('off'),
+  /**
+   * Domains whose ARC seals are believed (forwarders and mailing lists the operator trusts):
+   * a message whose ARC chain validates and is sealed only by these may be admitted on the
+   * results its first sealer recorded. Default none. Stored normalised (lower case, A-labels).
+   */
+  trustedArcSealers: z
+    .array(
+      z.string().transform((text, ctx) => {
+        const domain = normalizeDomain(text);
+        if (domain === null) {
+          ctx.addIssue({ code: 'custom', message: `expected a domain name, got ${JSON.stringify(text)}` });
+          return z.NEVER;
+        }
+        return domain;
+      }),
+    )
+    .default([]),
+});
+
+/** The `dns` section: the resolver SPF, DKIM, DMARC and ARC ask. */
+export const dnsSettingsSchema = z.strictObject({
+  /**
+   * Resolver addresses (`10.0.0.53`, `10.0.0.53:5353`, `[::1]:5353`); default [], the
+   * system's (/etc/resolv.conf). Addresses, not names: the resolver cannot look itself up.
+   */
+  servers: z
+    .array(
+      z.string().refine(isDnsServerAddress, {
+        error: 'expected an IP address, optionally with a port (10.0.0.53:5353, [::1]:5353)',
+      }),
+    )
+    .default([]),
+  /** Milliseconds one query waits for an answer before it is retried; default 5000. */
+  timeout: integer(100, 60_000).default(5000),
+  /** Times each query is sent to each server; default 2. */
+  tries: integer(1, 10).default(2),
+});

@@ -1,0 +1,160 @@
+import type { ARCChainEntry, AuthenticateResult } from 'mailauth';
+import parseDkimHeaders from 'mailauth/lib/parse-dkim-headers.js';
+import { z } from 'zod';
+import { normalizeDomain } from '../whitelist/normalize-address.ts';
+
+/**
+ * What mailauth found, reduced to what the sender policy decides on and the message record
+ * shows. Domains are normalised as the allow-list compares them (lower case, A-labels, no
+ * trailing dot); results are RFC 8601 result keywords (`pass`, `fail`, `temperror`, …).
+ */
+export interface AuthenticationResults {
+  /** SPF for the MAIL FROM domain (the HELO name for a null sender), RFC 7208. */
+  spf: { result: string; domain: string | null };
+  /** One entry per DKIM-Signature; empty when the message is not signed. */
+  dkim: DkimSignatureResult[];
+  /** null when DMARC could not be evaluated (no single From domain). */
+  dmarc: DmarcResult | null;
+  /** null when the message carries no ARC set. */
+  arc: ArcResult | null;
+}
+
+export interface DkimSignatureResult {
+  result: string;
+  /** The d= domain. */
+  domain: string | null;
+  selector: string | null;
+  /** Body bytes an l= tag leaves unsigned: content anyone may have appended. 0 when all is signed. */
+  unsignedBodyBytes: number;
+  comment: string | null;
+}
+
+export interface DmarcResult {
+  result: string;
+  /** The author domain DMARC evaluated (header.from). */
+  fromDomain: string | null;
+  /** The policy that applies (p=, sp= or np=); null without a record. */
+  policy: string | null;
+  /** The SPF domain that aligned, if any. */
+  spfAligned: string | null;
+  /** The DKIM d= domain that aligned, preferring signatures that cover the whole body. */
+  dkimAligned: string | null;
+  /** Body bytes the aligned DKIM signature leaves unsigned (l=); 0 when it covers the body. */
+  dkimUnsignedBodyBytes: number;
+}
+
+export interface ArcResult {
+  /** `pass`: every seal and the newest ARC-Message-Signature verify (RFC 8617 §5.2). */
+  result: string;
+  comment: string | null;
+  /** The d= of each ARC-Seal, instance 1 first (`(no valid d=)` where there is none). */
+  sealers: string[];
+  /** What the first ARC participant recorded in its ARC-Authentication-Results (i=1). */
+  firstHop: ArcFirstHop | null;
+}
+
+export interface ArcFirstHop {
+  authservId: string | null;
+  spf: { result: string; mailFromDomain: string | null } | null;
+  dkim: Array<{ result: string; domain: string | null }>;
+  dmarc: { result: string; fromDomain: string | null } | null;
+}
+
+/** mailauth's result → AuthenticationResults. Pure. */
+export function summarizeAuthentication(result: AuthenticateResult): AuthenticationResults {
+  const spf = result.spf;
+  return {
+    spf: spf ? { result: spf.status.result, domain: domainOf(spf.domain) } : { result: 'none', domain: null },
+    dkim: result.dkim.results
+      .filter((signature) => signature.signingDomain !== undefined)
+      .map((signature) => ({
+        result: signature.status.result,
+        domain: domainOf(signature.signingDomain),
+        selector: signature.selector ?? null,
+        unsignedBodyBytes: signature.status.underSized ?? 0,
+        comment: signature.status.comment ?? null,
+      })),
+    dmarc: result.dmarc
+      ? {
+          result: result.dmarc.status.result,
+          fromDomain: domainOf(result.dmarc.status.header?.from),
+          policy: result.dmarc.policy ?? null,
+          spfAligned: domainOf(result.dmarc.alignment?.spf.result),
+          dkimAligned: domainOf(result.dmarc.alignment?.dkim.result),
+          dkimUnsignedBodyBytes: result.dmarc.alignment?.dkim.underSized ?? 0,
+        }
+      : null,
+    arc: summarizeArc(result.arc),
+  };
+}
+
+function summarizeArc(arc: AuthenticateResult['arc']): ArcResult | null {
+  if (!arc) return null;
+  const chain: readonly ARCChainEntry[] = arc.chain || [];
+  if (chain.length === 0) {
+    // A broken chain may not parse into entries; it still counts as an ARC result.
+    return arc.status.result === 'none'
+      ? null
+      : { result: arc.status.result, comment: arc.status.comment ?? null, sealers: [], firstHop: null };
+  }
+  // A seal without a usable d= is named so that it can match no trusted sealer.
+  const sealers = chain.map(
+    (entry) => domainOf(stringValue(entry['arc-seal']?.parsed?.d?.value)) ?? '(no valid d=)',
+  );
+  const first = chain[0]?.['arc-authentication-results']?.original;
+  return {
+    result: arc.status.result,
+    comment: arc.status.comment ?? null,
+    sealers,
+    firstHop: first === undefined ? null : readFirstHop(first),
+  };
+}
+
+const method = z.object({ value: z.string(), comment: z.string().optional() });
+const spfMethod = method.extend({ smtp: z.object({ mailfrom: z.string().optional() }).optional() });
+const dkimMethod = method.extend({
+  header: z.object({ d: z.string().optional(), i: z.string().optional() }).optional(),
+});
+const dmarcMethod = method.extend({ header: z.object({ from: z.string().optional() }).optional() });
+const arcAuthenticationResults = z.object({
+  value: z.string().optional(),
+  spf: spfMethod.optional().catch(undefined),
+  dkim: z.array(z.unknown()).optional().catch(undefined),
+  dmarc: dmarcMethod.optional().catch(undefined),
+});
+
+/**
+ * Reads the ARC-Authentication-Results of instance 1 with mailauth's own RFC 8601 parser.
+ * It is parsed afresh because mailauth rewrites the parsed form of the newest set in place
+ * while validating, and for a chain of one that set is this one.
+ */
+function readFirstHop(header: Buffer | string): ArcFirstHop | null {
+  const parsed = arcAuthenticationResults.safeParse(parseDkimHeaders(header).parsed);
+  if (!parsed.success) return null;
+  const { value, spf, dkim, dmarc } = parsed.data;
+  return {
+    authservId: value ?? null,
+    spf: spf ? { result: spf.value, mailFromDomain: domainAfterAt(spf.smtp?.mailfrom) } : null,
+    dkim: (dkim ?? []).flatMap((entry) => {
+      const signature = dkimMethod.safeParse(entry);
+      if (!signature.success) return [];
+      const header = signature.data.header;
+      return [{ result: signature.data.value, domain: domainOf(header?.d) ?? domainAfterAt(header?.i) }];
+    }),
+    dmarc: dmarc ? { result: dmarc.value, fromDomain: domainOf(dmarc.header?.from) } : null,
+  };
+}
+
+function stringValue(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function domainOf(domain: string | undefined | null): string | null {
+  return domain ? normalizeDomain(domain) : null;
+}
+
+/** The domain of `local@domain` or `@domain` (an AUID), or of a bare domain. */
+function domainAfterAt(identity: string | undefined): string | null {
+  if (!identity) return null;
+  return domainOf(identity.slice(identity.lastIndexOf('@') + 1));
+}

@@ -1,0 +1,162 @@
+import { getAlignment } from 'mailauth/lib/tools.js';
+import type { SenderAuthenticationMode } from './auth-settings-schema.ts';
+import type { ArcResult, AuthenticationResults } from './authentication-results.ts';
+
+export type SenderVerdict =
+  /** `domain` is the domain that authenticated the From domain; `via` the check that did. */
+  | { outcome: 'pass'; via: 'spf' | 'dkim' | 'dmarc' | 'arc'; domain: string }
+  /** `reason` completes the 550 5.7.1 reply: which check failed, never which rule would pass. */
+  | { outcome: 'fail'; reason: string }
+  /** A DNS lookup the answer depends on failed; `reason` completes the 451 4.7.0 reply. */
+  | { outcome: 'temperror'; reason: string };
+
+export interface SenderPolicyInput {
+  mode: Exclude<SenderAuthenticationMode, 'off'>;
+  /** The header From domain, normalised as parseFromHeader returns it. */
+  fromDomain: string;
+  results: AuthenticationResults;
+  /** ARC sealer domains (normalised) whose ARC-Authentication-Results are believed. */
+  trustedArcSealers: ReadonlySet<string>;
+}
+
+/**
+ * Whether the results authenticate the From domain under `mode` (auth-settings-schema.ts
+ * says what each mode asks for). Pure. Order: the message's
+ * own SPF/DKIM/DMARC results; then a trusted ARC chain; then, if a DNS failure could have
+ * changed the answer, temperror; otherwise fail.
+ *
+ * DKIM signatures whose l= leaves part of the body unsigned never count: anything appended
+ * after the signed length (an attachment, a new MIME part) would ride on the signature.
+ */
+export function evaluateSender(input: SenderPolicyInput): SenderVerdict {
+  const { mode, fromDomain, results } = input;
+  const direct = mode === 'aligned' ? alignedPass(fromDomain, results) : dmarcPass(fromDomain, results);
+  if (direct) return direct;
+
+  const arc = arcPass(input);
+  if (arc.pass) return { outcome: 'pass', via: 'arc', domain: arc.sealer };
+
+  const unresolved = temporaryFailures(input);
+  if (unresolved.length > 0) {
+    return {
+      outcome: 'temperror',
+      reason: `sender authentication failed temporarily: DNS lookup failed for ${unresolved.join(', ')}; try again later`,
+    };
+  }
+
+  const notes = [partialSignatureNote(fromDomain, results), arc.note].filter((note) => note !== null);
+  const failed =
+    mode === 'aligned'
+      ? `the From domain ${fromDomain} is not aligned with a passing SPF or DKIM result`
+      : `DMARC did not pass for the From domain ${fromDomain} (dmarc=${results.dmarc?.result ?? 'none'})`;
+  return {
+    outcome: 'fail',
+    reason: ['sender not authenticated: ', failed, ...notes.map((n) => `; ${n}`)].join(''),
+  };
+}
+
+/** DMARC's relaxed identifier alignment: the two domains share an Organizational Domain. */
+export function alignsRelaxed(fromDomain: string, domain: string | null): boolean {
+  return domain !== null && getAlignment(fromDomain, [domain], false) !== false;
+}
+
+function alignedPass(fromDomain: string, results: AuthenticationResults): SenderVerdict | null {
+  const { spf, dkim } = results;
+  if (spf.result === 'pass' && spf.domain !== null && alignsRelaxed(fromDomain, spf.domain)) {
+    return { outcome: 'pass', via: 'spf', domain: spf.domain };
+  }
+  const signature = dkim.find(
+    (entry) =>
+      entry.result === 'pass' && entry.unsignedBodyBytes === 0 && alignsRelaxed(fromDomain, entry.domain),
+  );
+  return signature?.domain ? { outcome: 'pass', via: 'dkim', domain: signature.domain } : null;
+}
+
+function dmarcPass(fromDomain: string, results: AuthenticationResults): SenderVerdict | null {
+  const dmarc = results.dmarc;
+  if (dmarc === null || dmarc.result !== 'pass' || dmarc.fromDomain !== fromDomain) return null;
+  // mailauth's DMARC counts an aligned l= signature; here only SPF or a whole-body signature does.
+  const domain = dmarc.spfAligned ?? (dmarc.dkimUnsignedBodyBytes === 0 ? dmarc.dkimAligned : null);
+  return domain === null ? null : { outcome: 'pass', via: 'dmarc', domain };
+}
+
+/**
+ * A chain that validates, every seal of it by a trusted sealer, whose first participant
+ * recorded results that authenticate the From domain under the mode. Every seal, not just
+ * the newest: a seal at instance 1 under an attacker's own domain validates as well as any,
+ * and the first-hop results it carries would be the attacker's word.
+ */
+function arcPass(
+  input: SenderPolicyInput,
+): { pass: true; sealer: string } | { pass: false; note: string | null } {
+  const arc: ArcResult | null = input.results.arc;
+  if (arc === null) return { pass: false, note: null };
+  if (arc.result !== 'pass')
+    return { pass: false, note: `its ARC chain does not validate (arc=${arc.result})` };
+  const untrusted = arc.sealers.filter((sealer) => !input.trustedArcSealers.has(sealer));
+  if (untrusted.length > 0) {
+    return { pass: false, note: `its ARC chain is sealed by ${listed(untrusted)}, not a trusted ARC sealer` };
+  }
+  const hop = arc.firstHop;
+  // A chain that validates has a seal; an empty list would be a summary that lost it.
+  if (arc.sealers.length === 0) return { pass: false, note: 'its ARC chain names no sealer' };
+  const { fromDomain, mode } = input;
+  const dmarc = hop?.dmarc?.result === 'pass' && hop.dmarc.fromDomain === fromDomain;
+  const aligned =
+    mode === 'aligned' &&
+    ((hop?.spf?.result === 'pass' && alignsRelaxed(fromDomain, hop.spf.mailFromDomain)) ||
+      (hop?.dkim ?? []).some((entry) => entry.result === 'pass' && alignsRelaxed(fromDomain, entry.domain)));
+  const last = arc.sealers[arc.sealers.length - 1] ?? '';
+  if (dmarc || aligned) return { pass: true, sealer: last };
+  return {
+    pass: false,
+    note: `the first hop of its trusted ARC chain did not authenticate ${fromDomain} either`,
+  };
+}
+
+/** The checks that ended in temperror and could have authenticated the From domain. */
+function temporaryFailures({ mode, fromDomain, results }: SenderPolicyInput): string[] {
+  const failed: string[] = [];
+  const { spf, dkim, dmarc } = results;
+  if (spf.result === 'temperror' && alignsRelaxed(fromDomain, spf.domain))
+    failed.push(`SPF of ${spf.domain}`);
+  for (const entry of dkim) {
+    if (entry.result === 'temperror' && alignsRelaxed(fromDomain, entry.domain)) {
+      failed.push(`the DKIM key of ${entry.domain}`);
+    }
+  }
+  if (mode === 'dmarc') {
+    // Without a record (none) DMARC cannot pass, whatever SPF and DKIM would have said.
+    if (dmarc?.result === 'none') return [];
+    if (dmarc?.result === 'temperror') failed.push(`the DMARC record of ${fromDomain}`);
+  }
+  return failed;
+}
+
+/**
+ * At most three names: a chain has up to 50 seals (RFC 8617 §4.2.1) and the reply line should
+ * stay within RFC 5321 §4.5.3.1.5's 512 octets.
+ */
+function listed(names: readonly string[]): string {
+  const shown = names.slice(0, 3).join(', ');
+  return names.length > 3 ? `${shown} and ${names.length - 3} more` : shown;
+}
+
+function partialSignatureNote(fromDomain: string, results: AuthenticationResults): string | null {
+  const partial = results.dkim.find(
+    (entry) =>
+      entry.result === 'pass' && entry.unsignedBodyBytes > 0 && alignsRelaxed(fromDomain, entry.domain),
+  );
+  return partial
+    ? `the DKIM signature of ${partial.domain} does not count: its l= leaves ${partial.unsignedBodyBytes} body bytes unsigned`
+    : null;
+}
+
+/** What the message record keeps of a message's sender authentication. */
+export interface SenderAuthentication {
+  /** The header From domain the results were judged for; null when the From is unusable. */
+  fromDomain: string | null;
+  results: AuthenticationResults;
+  /** The verdict under each mode the addressed workspaces use. */
+  verdicts: Partial<Record<Exclude<SenderAuthenticationMode, 'off'>, SenderVerdict>>;
+}
