@@ -32,24 +32,28 @@ export interface RetryDelayInput {
   now: number;
   /** Uniform random number in [0, 1), injected so tests are deterministic. */
   random: () => number;
+  /** The backoff window (upload.retryBaseDelay / retryMaxDelay), ms; default RETRY_BASE_MS / RETRY_CAP_MS. */
+  baseMs?: number;
+  capMs?: number;
 }
 
 /** Milliseconds to wait before the next attempt. */
 export function retryDelayMs(input: RetryDelayInput): number {
   const jitter = clampUnit(input.random());
-  const backoff = Math.floor(jitter * backoffWindowMs(input.attempt));
+  const baseMs = input.baseMs ?? RETRY_BASE_MS;
+  const backoff = Math.floor(jitter * backoffWindowMs(input.attempt, baseMs, input.capMs ?? RETRY_CAP_MS));
   const serverDelay = parseRetryAfterMs(input.retryAfter, input.now);
   if (serverDelay === undefined) return backoff;
   // The service's delay is a floor, never shortened; up to one base window of jitter is
   // added on top so workers told the same Retry-After do not come back in lockstep.
-  return Math.min(RETRY_AFTER_MAX_MS, serverDelay + Math.floor(jitter * RETRY_BASE_MS));
+  return Math.min(RETRY_AFTER_MAX_MS, serverDelay + Math.floor(jitter * baseMs));
 }
 
 /** The upper bound of the full-jitter draw for an attempt: base * 2^(attempt-1), capped. */
-export function backoffWindowMs(attempt: number): number {
+export function backoffWindowMs(attempt: number, baseMs = RETRY_BASE_MS, capMs = RETRY_CAP_MS): number {
   const exponent = Math.max(0, Math.floor(attempt) - 1);
-  // 2^30 s is far past the cap; stopping the exponent there keeps the arithmetic finite.
-  return Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.min(exponent, 30));
+  // 2^30 windows is far past any cap; stopping the exponent there keeps the arithmetic finite.
+  return Math.min(capMs, baseMs * 2 ** Math.min(exponent, 30));
 }
 
 /**

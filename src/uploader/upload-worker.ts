@@ -1,4 +1,4 @@
-import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { WorkspaceConfig } from '../config/schema.ts';
 import type { GatewayMetrics } from '../http/metrics.ts';
@@ -6,11 +6,16 @@ import type { Logger } from '../logger.ts';
 import { releaseBlob } from '../queue/blob-release.ts';
 import type { KeySpace } from '../queue/keys.ts';
 import type { MessageLedger } from '../queue/message-ledger.ts';
+import type { AttachmentEntry } from '../queue/message-record.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
-import { type Classification, classifyResponse } from './classify-response.ts';
+import { type ApiResult, type InspectedResponse, inspectResponse } from './classify-response.ts';
+import { type CompletionJobData, startTracking } from './completion-queue.ts';
+import { findEarlierUpload } from './find-earlier-upload.ts';
 import type { ParsingApiClient } from './parsing-api-client.ts';
+import { documentOutcome, requestErrorOf, uploadContextOf } from './record-outcome.ts';
 import { retryDelayMs } from './retry-delay.ts';
-import { uploadFields } from './upload-fields.ts';
+import { customIdentifierOf, type UploadContext, uploadFields, uploadQuery } from './upload-fields.ts';
+import { identifiesOneUpload } from './upload-identity.ts';
 
 export interface UploadWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
@@ -29,6 +34,13 @@ export interface UploadWorkerOptions {
   logger: Logger;
   /** Injected for tests; default Math.random. */
   random?: () => number;
+  /** upload.retryBaseDelay / retryMaxDelay, ms; default 1 s / 10 min. */
+  retryBaseDelay?: number;
+  retryMaxDelay?: number;
+  /** upload.stalledAfter, ms: lock duration, and how often dead workers' jobs are looked for; default 30 s. */
+  stalledAfter?: number;
+  /** Completion tracking's queue; absent when no workspace tracks completion. */
+  completion?: Queue<CompletionJobData>;
 }
 
 export interface UploadWorker {
@@ -66,6 +78,8 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     prefix: keys.queuePrefix,
     concurrency: options.concurrency,
     autorun: false,
+    lockDuration: options.stalledAfter ?? 30_000,
+    stalledInterval: options.stalledAfter ?? 30_000,
     settings: {
       backoffStrategy: (attemptsMade, _type, err) =>
         retryDelayMs({
@@ -73,20 +87,29 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
           retryAfter: err instanceof RetryableUploadError ? err.retryAfter : undefined,
           now: Date.now(),
           random,
+          ...(options.retryBaseDelay === undefined ? {} : { baseMs: options.retryBaseDelay }),
+          ...(options.retryMaxDelay === undefined ? {} : { capMs: options.retryMaxDelay }),
         }),
     },
   });
   worker.on('error', (err) => log.error({ err }, 'upload worker error'));
   // A job that ran out of attempts on something other than an API answer (Redis gone while
   // reading its blob, a stalled worker) must not be left looking "uploading".
+  // A job that failed for good on something other than an API answer (Redis gone while
+  // reading its blob, a worker that kept dying mid-job so BullMQ gave up on it as stalled)
+  // must not be left looking "uploading". UnrecoverableError was recorded where it was thrown.
   worker.on('failed', (job, err) => {
-    if (!job || err instanceof UnrecoverableError || job.attemptsMade < (job.opts.attempts ?? 1)) return;
-    if (err instanceof RetryableUploadError) return;
-    void ledger
-      .updateEntry(job.data.messageId, job.data.entry, { state: 'failed', reason: `gave up: ${err.message}` })
-      .catch((updateErr: unknown) =>
-        log.error({ err: updateErr, jobId: job.id }, 'could not record a failed upload'),
-      );
+    if (!job || err instanceof UnrecoverableError) return;
+    void (async () => {
+      if (!(await job.isFailed())) return;
+      await ledger.updateEntry(job.data.messageId, job.data.entry, {
+        state: 'failed',
+        reason: `gave up: ${err.message}`,
+      });
+      log.warn({ queueId: job.data.messageId, jobId: job.id, reason: err.message }, 'upload failed');
+    })().catch((updateErr: unknown) =>
+      log.error({ err: updateErr, jobId: job.id }, 'could not record a failed upload'),
+    );
   });
 
   async function upload(
@@ -96,38 +119,105 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     const { data } = job;
     const attempt = job.attemptsMade + 1;
     const jobLog = log.child({ queueId: data.messageId, jobId: job.id, entry: data.entry, attempt });
-    const fail = async (reason: string): Promise<never> => {
-      await ledger.updateEntry(data.messageId, data.entry, { state: 'failed', reason, attempts: attempt });
-      jobLog.warn({ reason }, 'upload failed');
+    const fail = async (reason: string, patch: Partial<AttachmentEntry> = {}): Promise<never> => {
+      await ledger.updateEntry(data.messageId, data.entry, {
+        ...patch,
+        state: 'failed',
+        reason,
+        attempts: attempt,
+      });
+      jobLog.warn({ reason, ...patch }, 'upload failed');
       throw new UnrecoverableError(reason);
     };
 
+    // A job run again after its worker died between settling the entry (and releasing the
+    // blob) and BullMQ's completion: the work is done, finish it without touching anything.
+    const current = await ledger.readEntry(data.messageId, data.entry);
+    if (current?.documentIdentifier && (current.state === 'uploaded' || current.state === 'rejected')) {
+      jobLog.info(
+        { documentIdentifier: current.documentIdentifier },
+        'upload already settled by an earlier run',
+      );
+      return { documentIdentifier: current.documentIdentifier };
+    }
     const workspace = options.workspaces.get(data.workspace);
     if (!workspace) return fail(`workspace ${data.workspace} is no longer configured`);
     const blob = await options.redis.getBuffer(keys.message(data.messageId).blob(data.sha256));
     if (!blob) return fail('the stored attachment is gone');
 
-    await ledger.updateEntry(data.messageId, data.entry, { state: 'uploading', attempts: attempt });
-    const started = performance.now();
-    const result = await client.uploadDocument({
-      file: blob,
-      fileName: data.fileName,
-      contentType: data.contentType,
-      fields: uploadFields(workspace, data.fileName),
+    const entryBefore = await ledger.updateEntry(data.messageId, data.entry, {
+      state: 'uploading',
+      attempts: attempt,
     });
-    options.metrics?.uploadSeconds.observe((performance.now() - started) / 1000);
-    const verdict = classifyResponse({ result, attempt, maxAttempts: job.opts.attempts ?? options.attempts });
-    options.metrics?.uploads.inc({ outcome: verdict.outcome });
-    return settle(job, token, verdict, jobLog, attempt, fail);
+    // The message's facts for customIdentifier and expiryTime; the record outlives the upload.
+    const record = entryBefore ? await ledger.read(data.messageId) : null;
+    const context = uploadContextOf(record, data, new Date());
+    const maxAttempts = job.opts.attempts ?? options.attempts;
+    const earlier = await earlierUpload(job, workspace, context, jobLog);
+    let inspected: InspectedResponse;
+    if (earlier) {
+      // An earlier attempt's document: classified as if it were this attempt's answer.
+      inspected = inspectResponse({ result: earlier, attempt, maxAttempts });
+    } else {
+      const started = performance.now();
+      const result = await client.uploadDocument({
+        file: blob,
+        fileName: data.fileName,
+        contentType: data.contentType,
+        fields: uploadFields(workspace, context),
+        ...uploadQuery(workspace),
+      });
+      options.metrics?.uploadSeconds.observe((performance.now() - started) / 1000);
+      inspected = inspectResponse({ result, attempt, maxAttempts });
+    }
+    options.metrics?.uploads.inc({ outcome: inspected.verdict.outcome });
+    const settled = await settle(job, token, inspected, jobLog, attempt, fail);
+    if (options.completion && inspected.verdict.outcome === 'uploaded') {
+      await startTracking({
+        queue: options.completion,
+        ledger,
+        logger: jobLog,
+        workspace,
+        document: inspected.document,
+        upload: { ...settled, messageId: data.messageId, entry: data.entry, workspace: data.workspace },
+        now: Date.now(),
+      });
+    }
+    return settled;
+  }
+
+  /**
+   * Before any attempt but the first (a retry, or a job BullMQ handed out again after its
+   * worker died), ask the service whether an earlier attempt created the document already.
+   * Found: its answer, as if the upload had just returned it. Not found: null, upload. No
+   * reliable answer: a retryable error, since uploading blindly could duplicate.
+   */
+  async function earlierUpload(
+    job: Job<UploadJobData>,
+    workspace: WorkspaceConfig,
+    context: UploadContext,
+    jobLog: Logger,
+  ): Promise<ApiResult | null> {
+    if (job.attemptsStarted <= 1 || !identifiesOneUpload(workspace)) return null;
+    const customIdentifier = customIdentifierOf(workspace, context);
+    const answer = await client.findDocuments(customIdentifier, uploadQuery(workspace));
+    const earlier = findEarlierUpload(answer, customIdentifier, workspace.identifier);
+    if ('unknown' in earlier) throw new RetryableUploadError(earlier.unknown, undefined);
+    if (earlier.found === null) return null;
+    jobLog.info(
+      { documentIdentifier: earlier.found.meta.identifier, customIdentifier },
+      'an earlier attempt created the document already: not uploading it again',
+    );
+    return { kind: 'response', status: 200, headers: {}, body: earlier.found };
   }
 
   async function settle(
     job: Job<UploadJobData>,
     token: string | undefined,
-    verdict: Classification,
+    { verdict, document }: InspectedResponse,
     jobLog: Logger,
     attempt: number,
-    fail: (reason: string) => Promise<never>,
+    fail: (reason: string, patch?: Partial<AttachmentEntry>) => Promise<never>,
   ): Promise<{ documentIdentifier: string }> {
     const { data } = job;
     switch (verdict.outcome) {
@@ -141,6 +231,8 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
           documentIdentifier: verdict.documentIdentifier,
           warnings: verdict.warnings,
           attempts: attempt,
+          // ready/failed/readyDt (final with wait: true) and the rejection's error.
+          ...(document ? documentOutcome(document) : {}),
         });
         const record = await ledger.read(data.messageId);
         await ledger.recordDocument({
@@ -174,6 +266,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       case 'failed':
         return fail(
           verdict.detail === verdict.reason ? verdict.reason : `${verdict.reason}: ${verdict.detail}`,
+          requestErrorOf(verdict),
         );
       case 'unauthorized': {
         // The key is wrong for every job: stop taking jobs and put this one back untouched,

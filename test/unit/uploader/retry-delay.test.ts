@@ -88,3 +88,16 @@ describe('parseRetryAfterMs', () => {
     expect(parseRetryAfterMs(value, NOW)).toBe(expected);
   });
 });
+
+describe('retryDelayMs with a configured window', () => {
+  it.each([
+    [1, 100],
+    [2, 200],
+    [5, 1600],
+    [9, 2000],
+  ])('attempt %i draws from a window of %i ms with base 100 and cap 2000', (attempt, window) => {
+    expect(retryDelayMs({ attempt, now: 0, random: () => 0.999_999, baseMs: 100, capMs: 2000 })).toBe(
+      window - 1,
+    );
+  });
+});
