@@ -11,17 +11,29 @@ import type { Role } from './gateway.ts';
 import { createLogger } from './logger.ts';
 import { runDaemon } from './main.ts';
 import { createMockApi } from './mock-api/create-mock-api.ts';
+import {
+  combineSeeds,
+  loadWorkspaceFixture,
+  WorkspaceFixtureError,
+  workspaceSeedsFromConfig,
+} from './mock-api/workspace-seed.ts';
+import {
+  runWorkspaceCommand,
+  WORKSPACE_USAGE,
+  workspaceArgOptions,
+} from './workspace/run-workspace-command.ts';
 
 const usage = `ingest-gateway: turns e-mailed attachments into documents for the parsing API
 
 usage:
   ingest-gateway start [--config FILE] [--role all|smtp|worker]
   ingest-gateway check-config [--config FILE]
-  ingest-gateway mock-api [--host H] [--port N] [--api-key KEY]
+  ingest-gateway mock-api [--host H] [--port N] [--api-key KEY] [--workspaces FILE] [--config FILE]
+                          [--organization ID] [--resthook-signature-key KEY] [--processing-ms N]
   ingest-gateway send --server HOST:PORT --from ADDR --to ADDR [--subject S] [--attach FILE]...
   ingest-gateway failed list [--json] [--config FILE]
   ingest-gateway failed retry (JOB_ID... | --all) [--config FILE]
-`;
+${WORKSPACE_USAGE}`;
 
 const defaultConfig = 'config/gateway.yaml';
 
@@ -63,6 +75,8 @@ async function main(argv: string[]): Promise<void> {
       return send(rest);
     case 'failed':
       return failed(rest);
+    case 'workspace':
+      return workspace(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -81,15 +95,34 @@ async function runMockApi(args: string[]): Promise<void> {
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '8026' },
       'api-key': { type: 'string' },
+      workspaces: { type: 'string' },
+      config: { type: 'string' },
+      'resthook-signature-key': { type: 'string' },
+      organization: { type: 'string' },
+      'processing-ms': { type: 'string' },
     },
   });
   const port = Number(values.port);
+  const processingMs = Number(values['processing-ms'] ?? '0');
+  if (!Number.isInteger(processingMs) || processingMs < 0) {
+    return fail(`--processing-ms must be a whole number of milliseconds, not ${values['processing-ms']}`);
+  }
+  const resthookSignatureKey = values['resthook-signature-key'] ?? process.env.MOCK_RESTHOOK_SIGNATURE_KEY;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     return fail(`--port must be a port number, not ${values.port}`);
   const apiKey = values['api-key'] ?? process.env.PARSER_API_KEY;
   if (!apiKey) return fail('give the key clients must send: --api-key KEY or PARSER_API_KEY');
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
-  const mock = createMockApi({ apiKey, logger, retainFileBytes: false });
+  const workspaces = await mockWorkspaces(values.workspaces, values.config);
+  const mock = createMockApi({
+    apiKey,
+    logger,
+    retainFileBytes: false,
+    workspaces,
+    processingMs,
+    ...(resthookSignatureKey ? { resthookSignatureKey } : {}),
+    ...(values.organization ? { organization: { identifier: values.organization, name: values.organization } } : {}),
+  });
   const { url } = await mock.start({ host: values.host, port });
   logger.info({ url }, 'mock parsing API listening: POST /v3/documents, GET /v3/documents/{identifier}');
   const stop = () => {
@@ -165,6 +198,44 @@ async function failed(args: string[]): Promise<void> {
     process.exitCode = await runFailedCommand(command, admin.failed, process.stdout);
   } finally {
     await admin.close();
+  }
+}
+
+/** The mock's workspaces: a fixture's, then those of a gateway configuration the fixture lacks. */
+async function mockWorkspaces(fixture: string | undefined, configPath: string | undefined) {
+  try {
+    const seeds = fixture === undefined ? [] : await loadWorkspaceFixture(fixture);
+    if (configPath === undefined) return seeds;
+    const config = await loadConfig({ path: configPath, env: process.env });
+    return combineSeeds(seeds, workspaceSeedsFromConfig(config.workspaces));
+  } catch (err) {
+    if (!(err instanceof ConfigError || err instanceof WorkspaceFixtureError)) throw err;
+    fail(err.message);
+    throw err;
+  }
+}
+
+async function workspace(args: string[]): Promise<void> {
+  const parsed = usageOnThrow(() =>
+    parseArgs({ args, allowPositionals: true, options: workspaceArgOptions }),
+  );
+  if (parsed === undefined) return;
+  process.exitCode = await runWorkspaceCommand({
+    positionals: parsed.positionals,
+    values: parsed.values,
+    defaultConfigPath: defaultConfig,
+    env: process.env,
+    streams: { stdout: process.stdout, stderr: process.stderr },
+  });
+}
+
+/** parseArgs throws on an unknown option or a missing value: that is a usage error (exit 2). */
+function usageOnThrow<T>(parse: () => T): T | undefined {
+  try {
+    return parse();
+  } catch (err) {
+    fail(err instanceof Error ? err.message : String(err));
+    return undefined;
   }
 }
 

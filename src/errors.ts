@@ -19,7 +19,27 @@ export type RefusalCode =
   /** The MIME structure is beyond what the gateway parses (depth, part count, header size). */
   | 'MIME_LIMIT'
   /** The gateway is stopping and takes no new mail. */
-  | 'SHUTTING_DOWN';
+  | 'SHUTTING_DOWN'
+  /** The client opened more connections than smtp.rateLimit allows: refused at connect. */
+  | 'CONNECTION_RATE_EXCEEDED'
+  /** The client or the envelope sender started more transactions than smtp.rateLimit allows. */
+  | 'MESSAGE_RATE_EXCEEDED'
+  /** A transaction names more recipients than smtp.maxRecipients. */
+  | 'TOO_MANY_RECIPIENTS'
+  /** smtp.requireTls is set and the client sent MAIL before STARTTLS. */
+  | 'TLS_REQUIRED'
+  /** DATA holds a CR or LF that is not part of a CRLF pair (SMTP smuggling). */
+  | 'BARE_LINE_ENDING'
+  /** A command line is longer than RFC 5321 allows. */
+  | 'COMMAND_LINE_TOO_LONG'
+  /** The session lasted longer than smtp.sessionTimeout. */
+  | 'SESSION_TIME_EXCEEDED'
+  /** A PROXY protocol line from a peer that is not in smtp.proxyProtocolFrom. */
+  | 'PROXY_NOT_TRUSTED'
+  /** The header From is not authenticated (SPF/DKIM/DMARC) as the workspace's senderAuthentication asks. */
+  | 'SENDER_NOT_AUTHENTICATED'
+  /** A DNS lookup sender authentication depends on failed for now (SERVFAIL, timeout). */
+  | 'SENDER_AUTHENTICATION_TEMPFAIL';
 
 export class RefusalError extends Error {
   readonly code: RefusalCode;

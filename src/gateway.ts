@@ -1,5 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { createSenderAuthenticator } from './auth/authenticate-sender.ts';
+import { createDnsResolver, type DnsResolver } from './auth/dns-resolver.ts';
 import { createRouteTable } from './config/route-table.ts';
 import type { GatewayConfig, WorkspaceConfig } from './config/schema.ts';
 import { asError } from './errors.ts';
@@ -17,8 +19,13 @@ import {
 import { assessDurability, type Durability, readRedisFacts } from './queue/redis-durability.ts';
 import { createUploadQueue, type UploadJobData } from './queue/upload-queue.ts';
 import { createSmtpIntake, type SmtpIntake } from './smtp/create-smtp-server.ts';
+import { createRateLimiter } from './smtp/rate-limit.ts';
 import { createMessageReceiver } from './smtp/receive-message.ts';
+import { loadStartTlsOptions } from './smtp/tls-options.ts';
+import { type CompletionJobData, createCompletionQueue } from './uploader/completion-queue.ts';
 import { createParsingApiClient, type ParsingApiClient } from './uploader/parsing-api-client.ts';
+import { createCompletionWorker } from './uploader/track-completion.ts';
+import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import { createUploadWorker, type UploadWorker } from './uploader/upload-worker.ts';
 
 export type Role = 'all' | 'smtp' | 'worker';
@@ -35,6 +42,8 @@ export interface GatewayOptions {
   metrics?: GatewayMetrics;
   /** Jitter source for upload retries; tests pass () => 0 so a retry follows at once. */
   random?: () => number;
+  /** DNS for sender authentication; default node:dns with config.dns. Tests pass an in-memory one. */
+  resolver?: DnsResolver;
 }
 
 export interface Gateway {
@@ -81,6 +90,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
     const workspaces = new Map<string, WorkspaceConfig>(config.workspaces.map((ws) => [ws.identifier, ws]));
+    for (const workspace of config.workspaces) {
+      if (identifiesOneUpload(workspace)) continue;
+      logger.warn(
+        { workspace: workspace.identifier },
+        'upload.customIdentifier does not name one upload (it lacks {queueId} or {attachmentIndex}): ' +
+          'a retry after a lost answer cannot find the earlier document, so it may be uploaded twice',
+      );
+    }
 
     let worker: UploadWorker | undefined;
     let smtp: SmtpIntake | undefined;
@@ -93,6 +110,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       metrics,
       logger,
       readiness: () => readiness(intakeRedis, durability, smtp, worker),
+      token: config.http.token ?? null,
     });
     steps.push({ name: 'http', close: () => http.close() });
     const { url: httpUrl } = await http.start(config.http.host, config.http.port);
@@ -109,6 +127,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       steps.push({ name: 'api client', close: () => client.close() });
       const workerRedis = createWorkerConnection(options.redisUrl, logger);
       steps.push({ name: 'worker redis', close: () => closeConnection(workerRedis) });
+      // Completion tracking (workspaces[].trackCompletion): its queue, fed by the upload
+      // worker, and its poller, started before the uploads and closed after them.
+      let completion: Queue<CompletionJobData> | undefined;
+      if (config.workspaces.some((workspace) => workspace.trackCompletion)) {
+        const queue = createCompletionQueue({ connection: workerRedis, keys });
+        queue.on('error', (err) => logger.error({ err }, 'completion queue error'));
+        steps.push({ name: 'completion queue', close: () => queue.close() });
+        const completionRedis = createWorkerConnection(options.redisUrl, logger, 'completion');
+        steps.push({ name: 'completion redis', close: () => closeConnection(completionRedis) });
+        const poller = createCompletionWorker({
+          connection: completionRedis,
+          keys,
+          ledger,
+          client,
+          workspaces,
+          logger,
+        });
+        steps.push({ name: 'completion worker', close: () => poller.close() });
+        await poller.start();
+        completion = queue;
+      }
       const started = createUploadWorker({
         connection: workerRedis,
         redis: intakeRedis,
@@ -118,9 +157,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         workspaces,
         concurrency: config.upload.concurrency,
         attempts: config.upload.attempts,
+        retryBaseDelay: config.upload.retryBaseDelay,
+        retryMaxDelay: config.upload.retryMaxDelay,
+        stalledAfter: config.upload.stalledAfter,
         metrics,
         logger,
         ...(options.random ? { random: options.random } : {}),
+        ...(completion ? { completion } : {}),
       });
       steps.push({ name: 'upload worker', close: () => started.close() });
       await started.start();
@@ -147,12 +190,26 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         waitAofTimeout: durability.waitAof ? config.redis.waitAofTimeout : null,
       });
       const routeTable = createRouteTable(config.workspaces);
+      const forgeable = config.workspaces
+        .filter((ws) => (ws.whitelistIngestAddresses ?? []).length > 0)
+        .filter((ws) => (ws.senderAuthentication ?? config.auth.senderAuthentication) === 'off')
+        .map((ws) => ws.identifier);
+      if (forgeable.length > 0) {
+        logger.warn(
+          { workspaces: forgeable },
+          'allow-lists without sender authentication: anyone can forge an allowed From; set auth.senderAuthentication: aligned',
+        );
+      }
       const receive = createMessageReceiver({
         config,
         redis: intakeRedis,
         keys,
         producer,
         publicUrl: config.http.publicUrl ?? httpUrl,
+        authenticator: createSenderAuthenticator({
+          resolver: options.resolver ?? createDnsResolver(config.dns),
+          hostname: config.smtp.hostname,
+        }),
         logger,
       });
       const intake = createSmtpIntake({
@@ -161,6 +218,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         receive,
         logger,
         onOutcome: (outcome, code) => metrics.smtpMessages.inc({ outcome, code: String(code) }),
+        rateLimiter: createRateLimiter({
+          redis: intakeRedis,
+          prefix: config.redis.prefix,
+          limits: config.smtp.rateLimit,
+          logger,
+        }),
+        tls: await loadStartTlsOptions(config.smtp.tls),
       });
       steps.push({ name: 'smtp', close: () => intake.close() });
       smtpPort = (await intake.start()).port;

@@ -6,6 +6,7 @@ import { asError } from './errors.ts';
 import { type Gateway, type Role, startGateway } from './gateway.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMockApi } from './mock-api/create-mock-api.ts';
+import { workspaceSeedsFromConfig } from './mock-api/workspace-seed.ts';
 import { type LocalRedis, redisAnswers, redisServerInstalled, startLocalRedis } from './queue/local-redis.ts';
 
 /**
@@ -62,7 +63,7 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
   }
 }
 
-/** REDIS_URL or the configured URL; for a local default that does not answer, a private redis-server. */
+/** The configured Redis (REDIS_URL wins); with redis.startLocal, a private one when none answers. */
 async function resolveRedis(
   config: GatewayConfig,
   logger: Logger,
@@ -70,9 +71,7 @@ async function resolveRedis(
 ): Promise<string> {
   const url = config.redis.url;
   if (await redisAnswers(url)) return url;
-  const host = new URL(url).hostname;
-  const local = host === '127.0.0.1' || host === 'localhost' || host === '::1';
-  if (!local || process.env.REDIS_URL) {
+  if (!config.redis.startLocal) {
     throw new Error(`Redis does not answer at ${redactUrl(url)}; start it or set REDIS_URL to one that does`);
   }
   if (!redisServerInstalled()) {
@@ -96,8 +95,14 @@ async function resolveApi(
     return { baseUrl: config.api.baseUrl, apiKey: config.api.apiKey };
   }
   const apiKey = config.api.apiKey ?? `mock-${randomBytes(12).toString('hex')}`;
-  // A long-running mock keeps each upload's metadata, not its bytes.
-  const mock = createMockApi({ apiKey, logger, retainFileBytes: false });
+  // A long-running mock keeps each upload's metadata, not its bytes, and knows the configured
+  // workspaces, so GET /v3/workspaces/{identifier} answers for them.
+  const mock = createMockApi({
+    apiKey,
+    logger,
+    retainFileBytes: false,
+    workspaces: workspaceSeedsFromConfig(config.workspaces),
+  });
   const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
   stops.push(() => mock.close());
   logger.warn(

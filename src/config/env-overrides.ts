@@ -17,6 +17,7 @@ export const ENV_OVERRIDES: readonly Override[] = [
   { variable: 'PARSER_API_URL', section: 'api', key: 'baseUrl', type: 'string' },
   { variable: 'PARSER_API_KEY', section: 'api', key: 'apiKey', type: 'string' },
   { variable: 'HTTP_PORT', section: 'http', key: 'port', type: 'port' },
+  { variable: 'HTTP_TOKEN', section: 'http', key: 'token', type: 'string' },
   { variable: 'LOG_LEVEL', section: 'log', key: 'level', type: 'string' },
 ];
 

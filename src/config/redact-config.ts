@@ -9,12 +9,16 @@ export type RedactedConfig = GatewayConfig;
 
 const REDACTED = '[redacted]';
 
-/** Replace `api.apiKey` and the password in `redis.url`; every other value is copied as is. */
+/**
+ * Replace `api.apiKey`, `http.token` and the password in `redis.url`; every other value is
+ * copied as is.
+ */
 export function redactConfig(config: GatewayConfig): RedactedConfig {
   return {
     ...structuredClone(config),
     redis: { ...config.redis, url: redactUrlPassword(config.redis.url) },
     api: { ...config.api, ...(config.api.apiKey === undefined ? {} : { apiKey: REDACTED }) },
+    http: { ...config.http, ...(config.http.token === undefined ? {} : { token: REDACTED }) },
   };
 }
 

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { authSettingsSchema, dnsSettingsSchema } from '../auth/auth-settings-schema.ts';
+import { parseCidr } from '../smtp/network-list.ts';
 import {
   baseUrl,
   integer,
@@ -17,6 +19,38 @@ import { workspacesSchema } from './workspace-schema.ts';
  */
 
 const MIB = 1024 * 1024;
+
+/** A client network: `10.0.0.0/8`, `2001:db8::/32`, or one address. */
+const network = () =>
+  z.string().refine((text) => parseCidr(text) !== null, {
+    error: 'expected an IP address or a CIDR block such as 10.0.0.0/8',
+  });
+
+/**
+ * Rates counted in Redis, so every instance sharing it enforces one limit (a sliding window
+ * of two fixed ones). 0 turns a rate off. IPv6 clients are counted per /64, the block one
+ * subscriber gets.
+ */
+const rateLimitSchema = z.strictObject({
+  /** Milliseconds each rate is counted over; default 60000. */
+  window: integer(1000, 86_400_000).default(60_000),
+  /** Connections per client address and window; default 300. Past it: 421 4.7.0 at connect. */
+  connectionsPerIp: integer(0, 1_000_000).default(300),
+  /** MAIL commands per client address and window; default 600. Past it: 450 4.7.1 at MAIL. */
+  messagesPerIp: integer(0, 1_000_000).default(600),
+  /** MAIL commands per envelope sender (MAIL FROM) and window; default 120. Past it: 450 4.7.1 at MAIL. */
+  messagesPerSender: integer(0, 1_000_000).default(120),
+  /** Client networks no rate applies to; default loopback (as Postfix exempts $mynetworks). */
+  exempt: z.array(network()).default(['127.0.0.0/8', '::1/128']),
+});
+
+/** STARTTLS certificate: PEM files read at start. Without it STARTTLS is not offered. */
+const tlsSchema = z.strictObject({
+  /** Path of the PEM private key. */
+  key: nonEmptyString(),
+  /** Path of the PEM certificate chain, the server's certificate first. */
+  cert: nonEmptyString(),
+});
 
 const smtpSchema = z.strictObject({
   /** Interface to listen on; default 0.0.0.0 (all IPv4). */
@@ -39,6 +73,27 @@ const smtpSchema = z.strictObject({
   socketTimeout: integer(1000, 3_600_000).default(60_000),
   /** Milliseconds shutdown waits for sessions in DATA before closing them; default 30000. */
   closeTimeout: integer(0, 3_600_000).default(30_000),
+  /** Concurrent connections; default 100 (Postfix's process limit). Past it: 421 and close. */
+  maxClients: integer(1, 100_000).default(100),
+  /** Recipients per transaction; default 100, RFC 5321 4.5.3.1.8's minimum. Past it: 452 4.5.3. */
+  maxRecipients: integer(1, 10_000).default(100),
+  /**
+   * Milliseconds one session may last however busy it is; default 600000 (10 min). Bounds
+   * a client that trickles bytes just often enough to beat socketTimeout. Then: 421 4.4.2.
+   */
+  sessionTimeout: integer(1000, 86_400_000).default(600_000),
+  rateLimit: rateLimitSchema.prefault({}),
+  /** STARTTLS certificate; absent: STARTTLS is not offered. */
+  tls: tlsSchema.optional(),
+  /** MAIL before STARTTLS gets 530 5.7.0; default false. Needs tls. */
+  requireTls: z.boolean().default(false),
+  /**
+   * Load balancers that send a PROXY protocol v1 header; default none. From these the header
+   * is required, from any other address it closes the connection.
+   */
+  proxyProtocolFrom: z.array(network()).default([]),
+  /** Refuse DATA holding a bare CR or LF with 550 5.6.0 (SMTP smuggling); default true. */
+  rejectBareLineEndings: z.boolean().default(true),
 });
 
 const redisSchema = z.strictObject({
@@ -52,6 +107,12 @@ const redisSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9._-]+$/, { error: 'expected letters, digits, "-", "_" or "."' })
     .default('ingest'),
+  /**
+   * When nothing answers at `url`, start a private redis-server (data in .data/redis) and stop
+   * it on exit; default false. For local development only: a production gateway must wait for
+   * its own Redis, never run on an empty one.
+   */
+  startLocal: z.boolean().default(false),
   /**
    * Start even though Redis may evict keys (maxmemory-policy other than noeviction); default
    * false: eviction can drop accepted mail, so the gateway refuses to start without this.
@@ -127,6 +188,15 @@ const uploadSchema = z.strictObject({
   concurrency: integer(1, 256).default(8),
   /** Tries per attachment before it is marked failed, the first included; default 15. */
   attempts: integer(1, 100).default(15),
+  /** Milliseconds: the first retry waits up to this (full jitter), doubling per attempt; default 1000. */
+  retryBaseDelay: integer(10, 60_000).default(1000),
+  /** Milliseconds: the longest backoff window between attempts; default 600000 (10 min). */
+  retryMaxDelay: integer(100, 86_400_000).default(600_000),
+  /**
+   * Milliseconds a worker holds an upload's lock between renewals; a job whose worker died is
+   * handed out again after about this long (BullMQ lockDuration and stalledInterval); default 30000.
+   */
+  stalledAfter: integer(1000, 600_000).default(30_000),
 });
 
 const httpSchema = z.strictObject({
@@ -136,6 +206,11 @@ const httpSchema = z.strictObject({
   port: port().default(8025),
   /** Base URL of `sourceEmail` links, as readers reach this API; default the URL the API listens on. */
   publicUrl: baseUrl().optional(),
+  /**
+   * Bearer token every endpoint but /healthz requires; required when host is not loopback
+   * (the API serves whole e-mails). At least 16 characters. Env HTTP_TOKEN; never printed.
+   */
+  token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
 });
 
 const logSchema = z.strictObject({
@@ -143,18 +218,44 @@ const logSchema = z.strictObject({
   level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
+/** The http section: a token is required wherever the API is reachable from the network. */
+const httpSection = httpSchema.superRefine((http, ctx) => {
+  if (http.token === undefined && !isLoopbackHost(http.host) && http.host !== '::1') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['token'],
+      message: `is required when host is ${http.host} (not loopback): the API serves stored e-mails; set HTTP_TOKEN`,
+    });
+  }
+});
+
+/** The smtp section with the checks that span its keys. */
+const smtpSection = smtpSchema.superRefine((smtp, ctx) => {
+  if (smtp.requireTls && smtp.tls === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['requireTls'],
+      message: 'needs smtp.tls (key and cert): without a certificate STARTTLS is not offered',
+    });
+  }
+});
+
 /**
  * The whole file. Sections default to `{}` (prefault) so their own defaults apply when a
  * section is left out; `workspaces` has no default.
  */
 export const gatewayConfigSchema = z.strictObject({
-  smtp: smtpSchema.prefault({}),
+  smtp: smtpSection.prefault({}),
   redis: redisSchema.prefault({}),
   retention: retentionSchema.prefault({}),
   api: apiSchema.prefault({}),
   upload: uploadSchema.prefault({}),
-  http: httpSchema.prefault({}),
+  http: httpSection.prefault({}),
   log: logSchema.prefault({}),
+  /** Sender authentication: the default mode and the trusted ARC sealers (src/auth/auth-settings-schema.ts). */
+  auth: authSettingsSchema.prefault({}),
+  /** The DNS resolver of sender authentication (src/auth/auth-settings-schema.ts). */
+  dns: dnsSettingsSchema.prefault({}),
   workspaces: workspacesSchema,
 });
 

@@ -1,3 +1,6 @@
+import type { SenderAuthenticationMode } from '../auth/auth-settings-schema.ts';
+import type { SenderAuthentication } from '../auth/sender-policy.ts';
+
 /** What happened to one attachment for one workspace; the states of DESIGN.md. */
 export type AttachmentState = 'queued' | 'uploading' | 'uploaded' | 'rejected' | 'failed' | 'skipped';
 
@@ -21,13 +24,42 @@ export interface AttachmentEntry {
   attempts: number;
   warnings: Array<{ warningCode: string; warningDetail?: string | null | undefined }>;
   updatedAt: string;
+  /** The Document's `error` when the service rejected the document (state `rejected`). */
+  error?: { errorCode: string; errorDetail: string } | null;
+  /** The service's RequestError of a refused request (state `failed`): its type and each field's error. */
+  requestError?: {
+    type: string;
+    errors: Array<{ attr?: string | null | undefined; code: string; detail: string }>;
+  } | null;
+  /** Parse outcome (meta.ready, meta.failed, meta.readyDt), from a wait: true answer or completion tracking. */
+  ready?: boolean | null;
+  failed?: boolean | null;
+  readyDt?: string | null;
+  /** Completion tracking (workspaces[].trackCompletion): where polling for the parse outcome stands. */
+  completion?: CompletionStatus | null;
+}
+
+export interface CompletionStatus {
+  /** `polling`: a poll is scheduled; the others are final. */
+  state: 'polling' | 'ready' | 'failed' | 'not-found' | 'gave-up' | 'error';
+  /** Polls made so far. */
+  polls: number;
+  /** ISO 8601; when the next poll is due, while `polling`. */
+  nextPollAt: string | null;
+  /** Why polling stopped, or the last transient failure while polling. */
+  reason: string | null;
 }
 
 export interface WorkspaceDecision {
   identifier: string;
-  /** Whether the sender was admitted by this workspace's allow-list. */
+  /** Whether the sender was admitted: authenticated as the workspace asks, then by its allow-list. */
   admitted: boolean;
   reason: string | null;
+  /**
+   * The workspace's senderAuthentication (its own or auth.senderAuthentication) when it is not
+   * off; absent for off, so records of workspaces that do not authenticate read as before.
+   */
+  senderAuthentication?: Exclude<SenderAuthenticationMode, 'off'>;
 }
 
 /** The static part of a message record, written once when the message is accepted. */
@@ -47,6 +79,8 @@ export interface MessageSummary {
   sourceEmailAddress: string | null;
   size: number;
   workspaces: WorkspaceDecision[];
+  /** SPF, DKIM, DMARC and ARC results and the verdicts; null when no workspace asked for them. */
+  authentication: SenderAuthentication | null;
 }
 
 export interface MessageRecord extends MessageSummary {

@@ -1,10 +1,26 @@
 import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type {
+  SMTPServerAddress,
+  SMTPServerDataStream,
+  SMTPServerError,
+  SMTPServerOptions,
+  SMTPServerSession,
+} from 'smtp-server';
 import type { GatewayConfig } from '../config/schema.ts';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { EdgeSmtpServer } from './edge-server.ts';
+import { compileNetworkList } from './network-list.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import type { ReceiveMessage, RoutedWorkspace } from './receive-message.ts';
+import {
+  disabledCommands,
+  exceedsRecipientLimit,
+  tlsRequiredRefusal,
+  tooManyRecipients,
+} from './session-limits.ts';
 import { acceptedReply, replyFor, toSmtpError } from './smtp-reply.ts';
+import type { StartTlsOptions } from './tls-options.ts';
 
 export interface SmtpRoutes {
   /** The workspace an ingest address belongs to, or undefined. */
@@ -18,6 +34,10 @@ export interface SmtpIntakeOptions {
   logger: Logger;
   /** Called with each outcome, for metrics. */
   onOutcome?: (outcome: 'accepted' | 'refused' | 'failed', responseCode: number) => void;
+  /** Connection and message rates (smtp.rateLimit); absent: none are counted. */
+  rateLimiter?: RateLimiter;
+  /** The STARTTLS certificate (tls-options.ts); absent or null: STARTTLS is not offered. */
+  tls?: StartTlsOptions | null;
 }
 
 export interface SmtpIntake {
@@ -37,33 +57,35 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   let closing: Promise<void> | undefined;
   let listening = false;
   const inData = new Set<Promise<unknown>>();
-  const shuttingDown = () =>
-    toSmtpError(replyFor(new RefusalError('SHUTTING_DOWN', 'shutting down, try again later')));
+  const shuttingDown = () => new RefusalError('SHUTTING_DOWN', 'shutting down, try again later');
 
-  const server = new SMTPServer({
+  const edge = {
+    sessionTimeout: config.smtp.sessionTimeout,
+    trustedProxies: compileNetworkList(config.smtp.proxyProtocolFrom),
+  };
+  const serverOptions: SMTPServerOptions = {
     name: config.smtp.hostname,
     banner: 'ingest-gateway',
     size: config.smtp.maxMessageSize,
     authOptional: true,
-    disabledCommands: ['AUTH'],
+    disabledCommands: disabledCommands(Boolean(options.tls)),
+    ...options.tls,
+    // Past it smtp-server answers `421 <hostname> Too many connected clients` and closes.
+    maxClients: config.smtp.maxClients,
     // Replies carry their enhanced status codes in the text (see smtp-reply.ts).
     hideENHANCEDSTATUSCODES: true,
     hideDSN: true,
     socketTimeout: config.smtp.socketTimeout,
     closeTimeout: config.smtp.closeTimeout,
     logger: false,
-    onConnect(_session, callback) {
-      callback(closing ? shuttingDown() : null);
+    onConnect(session, callback) {
+      answer(admitConnection(session), callback);
     },
-    onMailFrom(_address, _session, callback) {
-      callback(closing ? shuttingDown() : null);
+    onMailFrom(address, session, callback) {
+      answer(admitSender(address, session), callback);
     },
-    onRcptTo(address, _session, callback) {
-      if (routes.lookup(address.address)) return callback();
-      const reply = replyFor(
-        new RefusalError('RECIPIENT_UNKNOWN', `<${address.address}>: no such ingest address here`),
-      );
-      callback(toSmtpError(reply));
+    onRcptTo(address, session, callback) {
+      answer(Promise.resolve(admitRecipient(address, session)), callback);
     },
     onData(stream, session, callback) {
       const task = handleData(stream, session).then(
@@ -73,8 +95,44 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
       inData.add(task);
       void task.finally(() => inData.delete(task));
     },
-  });
+  };
+  const server = new EdgeSmtpServer(serverOptions, edge);
   server.on('error', (err) => log.error({ err }, 'smtp server error'));
+
+  async function admitConnection(session: SMTPServerSession): Promise<RefusalError | null> {
+    if (closing) return shuttingDown();
+    return (await options.rateLimiter?.checkConnection(session.remoteAddress)) ?? null;
+  }
+
+  /** At MAIL: the TLS requirement, then the message rates (every MAIL counts, refused ones too). */
+  async function admitSender(address: SMTPServerAddress, session: SMTPServerSession) {
+    if (closing) return shuttingDown();
+    const tls = tlsRequiredRefusal(config.smtp.requireTls, session);
+    if (tls) return tls;
+    return (await options.rateLimiter?.checkMessage(session.remoteAddress, address.address)) ?? null;
+  }
+
+  function admitRecipient(address: SMTPServerAddress, session: SMTPServerSession): RefusalError | null {
+    if (exceedsRecipientLimit(session.envelope.rcptTo, address.address, config.smtp.maxRecipients)) {
+      return tooManyRecipients(config.smtp.maxRecipients);
+    }
+    if (routes.lookup(address.address)) return null;
+    return new RefusalError('RECIPIENT_UNKNOWN', `<${address.address}>: no such ingest address here`);
+  }
+
+  /** An smtp-server hook's callback, from a decision: the refusal's reply, or go on. */
+  function answer(
+    decision: Promise<RefusalError | null>,
+    callback: (err?: SMTPServerError | null) => void,
+  ): void {
+    decision.then(
+      (refusal) => callback(refusal ? toSmtpError(replyFor(refusal)) : null),
+      (err: unknown) => {
+        log.error({ err }, 'session check failed');
+        callback(toSmtpError(replyFor(err)));
+      },
+    );
+  }
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const sessionLog = log.child({ sessionId: session.id, transaction: session.transaction });
@@ -93,6 +151,8 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
         stream,
         {
           remoteAddress: session.remoteAddress || null,
+          // false (typed string) until the client has sent HELO/EHLO.
+          helo: session.hostNameAppearsAs || null,
           mailFrom: mailFrom ? mailFrom.address : null,
           rcptTo: session.envelope.rcptTo.map((rcpt) => rcpt.address),
           workspaces,

@@ -2,6 +2,10 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
+import { admitSender, needsAuthentication } from '../auth/admit-sender.ts';
+import type { AuthenticationRun, SenderAuthenticator } from '../auth/authenticate-sender.ts';
+import type { AuthenticationResults } from '../auth/authentication-results.ts';
+import { teeTo } from '../auth/tee-stream.ts';
 import type { GatewayConfig, WorkspaceConfig } from '../config/schema.ts';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -10,16 +14,19 @@ import { sanitizeFileName } from '../mail/sanitize-file-name.ts';
 import { describeFound, selectAttachments } from '../mail/select-attachments.ts';
 import { type WalkResult, walkMessage } from '../mail/walk-message.ts';
 import type { KeySpace } from '../queue/keys.ts';
-import type { AttachmentEntry, MessageSummary, WorkspaceDecision } from '../queue/message-record.ts';
+import type { AttachmentEntry, MessageSummary } from '../queue/message-record.ts';
 import { type IncomingMessage, openIncomingMessage } from '../queue/message-store.ts';
 import type { EnqueueResult, Producer } from '../queue/producer.ts';
 import type { NormalizedAddress } from '../whitelist/normalize-address.ts';
 import { parseFromHeader } from '../whitelist/parse-from-header.ts';
+import { createBareLineEndingScanner, describeBareLineEnding } from './bare-line-ending.ts';
 import { newMessageId } from './message-id.ts';
 
 /** What the SMTP session knows about the transaction when DATA starts. */
 export interface Transaction {
   remoteAddress: string | null;
+  /** The HELO/EHLO name, for SPF. */
+  helo: string | null;
   mailFrom: string | null;
   /** The accepted recipients' workspaces, in RCPT order, each once. */
   workspaces: readonly RoutedWorkspace[];
@@ -38,6 +45,8 @@ export interface ReceiveDependencies {
   producer: Producer;
   /** Base URL for the raw-message links recorded as sourceEmail. */
   publicUrl: string;
+  /** Checks SPF, DKIM, DMARC and ARC for workspaces whose senderAuthentication is not off. */
+  authenticator: SenderAuthenticator;
   logger: Logger;
 }
 
@@ -62,17 +71,21 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
     maxHeaderBytes: 64 * 1024,
     maxPartSize: config.smtp.maxPartSize,
   };
+  const trustedArcSealers = new Set(config.auth.trustedArcSealers);
 
   return async function receive(stream, transaction, logger) {
     const incoming = openIncomingMessage(redis, keys, newMessageId());
+    const authentication = startAuthentication(transaction);
     try {
       const { walk, rawSha256, size } = await storeAndWalk(
-        stream,
+        authentication ? teeTo(stream, authentication.input, config.smtp.maxMessageSize) : stream,
         incoming,
         limits,
         config.smtp.maxMessageSize,
+        config.smtp.rejectBareLineEndings,
       );
-      const accepted = decide(walk, transaction, incoming, size, rawSha256);
+      const results = authentication ? await authentication.results : null;
+      const accepted = decide(walk, transaction, incoming, size, rawSha256, results);
       const result = await producer.enqueue(accepted);
       logger.info(
         {
@@ -85,10 +98,21 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
       );
       return result;
     } catch (err) {
+      authentication?.abort();
       await incoming.discard();
       throw err;
     }
   };
+
+  /** Sender authentication alongside the DATA stream, when an addressed workspace asks for it. */
+  function startAuthentication(transaction: Transaction): AuthenticationRun | null {
+    if (!needsAuthentication(transaction.workspaces, config.auth.senderAuthentication)) return null;
+    return deps.authenticator.start({
+      remoteAddress: transaction.remoteAddress,
+      helo: transaction.helo,
+      mailFrom: transaction.mailFrom,
+    });
+  }
 
   function decide(
     walk: WalkResult,
@@ -96,27 +120,17 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
     incoming: IncomingMessage,
     size: number,
     rawSha256: string,
+    results: AuthenticationResults | null,
   ) {
     const sender = parseFromHeader(walk.fromHeaders);
-    const decisions: WorkspaceDecision[] = transaction.workspaces.map(({ config: workspace, admits }) => {
-      const open = !workspace.whitelistIngestAddresses || workspace.whitelistIngestAddresses.length === 0;
-      // An open workspace admits any sender (DESIGN.md), even one whose From says nothing usable.
-      if (open) return { identifier: workspace.identifier, admitted: true, reason: null };
-      if (!sender.ok) return { identifier: workspace.identifier, admitted: false, reason: sender.reason };
-      const admitted = admits(sender.address);
-      return {
-        identifier: workspace.identifier,
-        admitted,
-        reason: admitted ? null : 'sender not in the allow-list',
-      };
+    // Throws the refusal (550 5.7.1, or 451 4.7.0 on a DNS failure) when no workspace admits.
+    const { decisions, authentication } = admitSender({
+      sender,
+      workspaces: transaction.workspaces,
+      defaultMode: config.auth.senderAuthentication,
+      results,
+      trustedArcSealers,
     });
-    if (!decisions.some((decision) => decision.admitted)) {
-      // The reply says which check failed, never which rule would have passed.
-      const why = sender.ok
-        ? `sender ${sender.address.address} is not admitted for this address`
-        : `sender not admitted: ${sender.reason}`;
-      throw new RefusalError('SENDER_NOT_ADMITTED', why);
-    }
     const senderAddress = sender.ok ? sender.address.address : null;
 
     const { documents, skipped } = selectAttachments(walk);
@@ -186,6 +200,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
       sourceEmailAddress: senderAddress,
       size,
       workspaces: decisions,
+      authentication,
     };
     const recipients = [...transaction.rcptTo].map((rcpt) => rcpt.toLowerCase()).sort();
     const deliveryHash = createHash('sha256')
@@ -205,14 +220,15 @@ interface Stored {
 
 /**
  * Tee the DATA stream into the raw copy and the MIME walk, each with backpressure. Once the
- * message is refused (too large, a walk limit) or storing fails, the rest of DATA is read and
- * dropped, and the reason is thrown after the stream ends.
+ * message is refused (too large, a bare CR or LF, a walk limit) or storing fails, the rest of
+ * DATA is read and dropped, and the reason is thrown after the stream ends.
  */
 async function storeAndWalk(
   stream: Readable,
   incoming: IncomingMessage,
   limits: Parameters<typeof walkMessage>[2],
   maxMessageSize: number,
+  rejectBareLineEndings: boolean,
 ): Promise<Stored> {
   const walkInput = new PassThrough({ highWaterMark: 64 * 1024 });
   const walking = walkMessage(walkInput, incoming.parts, limits);
@@ -223,6 +239,9 @@ async function storeAndWalk(
   });
   const hash = createHash('sha256');
   let size = 0;
+  const lineEndings = rejectBareLineEndings ? createBareLineEndingScanner() : null;
+  const refuseBare = (found: 'cr' | 'lf') =>
+    new RefusalError('BARE_LINE_ENDING', describeBareLineEnding(found));
 
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     if (stopped !== undefined) continue;
@@ -235,6 +254,13 @@ async function storeAndWalk(
       walkInput.destroy();
       continue;
     }
+    // Checked before the chunk is stored: smuggled commands never reach Redis.
+    const bare = lineEndings?.push(chunk) ?? null;
+    if (bare !== null) {
+      stopped = refuseBare(bare);
+      walkInput.destroy();
+      continue;
+    }
     hash.update(chunk);
     try {
       await incoming.raw.write(chunk);
@@ -244,6 +270,11 @@ async function storeAndWalk(
       stopped ??= err;
       walkInput.destroy();
     }
+  }
+  const bareAtEnd = lineEndings?.end() ?? null;
+  if (stopped === undefined && bareAtEnd !== null) {
+    stopped = refuseBare(bareAtEnd);
+    walkInput.destroy();
   }
   if (stopped !== undefined) throw stopped;
   walkInput.end();

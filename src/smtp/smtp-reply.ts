@@ -26,6 +26,16 @@ const replies: Record<RefusalCode, { responseCode: number; enhanced: string }> =
   NO_SUPPORTED_ATTACHMENT: { responseCode: 550, enhanced: '5.6.0' },
   MIME_LIMIT: { responseCode: 550, enhanced: '5.6.0' },
   SHUTTING_DOWN: { responseCode: 421, enhanced: '4.3.2' },
+  CONNECTION_RATE_EXCEEDED: { responseCode: 421, enhanced: '4.7.0' },
+  MESSAGE_RATE_EXCEEDED: { responseCode: 450, enhanced: '4.7.1' },
+  TOO_MANY_RECIPIENTS: { responseCode: 452, enhanced: '4.5.3' },
+  TLS_REQUIRED: { responseCode: 530, enhanced: '5.7.0' },
+  BARE_LINE_ENDING: { responseCode: 550, enhanced: '5.6.0' },
+  COMMAND_LINE_TOO_LONG: { responseCode: 500, enhanced: '5.5.2' },
+  SESSION_TIME_EXCEEDED: { responseCode: 421, enhanced: '4.4.2' },
+  PROXY_NOT_TRUSTED: { responseCode: 421, enhanced: '4.7.0' },
+  SENDER_NOT_AUTHENTICATED: { responseCode: 550, enhanced: '5.7.1' },
+  SENDER_AUTHENTICATION_TEMPFAIL: { responseCode: 451, enhanced: '4.7.0' },
 };
 
 /** The reply to anything that is not a deliberate refusal: the sending server keeps the mail and retries. */

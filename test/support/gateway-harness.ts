@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { type Job, Queue, QueueEvents } from 'bullmq';
+import type { DnsResolver } from '../../src/auth/dns-resolver.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { type Gateway, type Role, startGateway } from '../../src/gateway.ts';
@@ -8,6 +9,7 @@ import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.
 import { createKeySpace } from '../../src/queue/keys.ts';
 import type { MessageRecord } from '../../src/queue/message-record.ts';
 import { type UploadJobData, uploadJobId, uploadQueueName } from '../../src/queue/upload-queue.ts';
+import { completionJobId, completionQueueName } from '../../src/uploader/completion-queue.ts';
 import { startRedis, type TestRedis } from './redis-server.ts';
 
 export const apiKey = 'test-api-key-5f2b9c';
@@ -33,6 +35,10 @@ export interface HarnessOptions {
   redisServer?: Record<string, string>;
   attempts?: number;
   role?: Role;
+  /** YAML lines inside `http:` besides `port: 0`; default `host: 127.0.0.1`. */
+  http?: string;
+  /** DNS for sender authentication (test/support/dns-fake.ts); default node:dns with config.dns. */
+  resolver?: DnsResolver;
 }
 
 export interface Harness {
@@ -46,6 +52,8 @@ export interface Harness {
   logger: Logger;
   /** Resolves when the upload job of this entry has finished for good (completed or failed). */
   settled(messageId: string, entry: number): Promise<'completed' | 'failed'>;
+  /** Resolves when completion tracking of this entry has finished for good (trackCompletion). */
+  completed(messageId: string, entry: number): Promise<'completed' | 'failed'>;
   record(messageId: string): Promise<MessageRecord>;
   close(): Promise<void>;
 }
@@ -91,8 +99,8 @@ upload:
   concurrency: 2
   attempts: ${options.attempts ?? 3}
 http:
-  host: 127.0.0.1
   port: 0
+${options.http ?? '  host: 127.0.0.1'}
 workspaces:
 ${options.workspaces ?? defaultWorkspaces}
 `,
@@ -105,6 +113,7 @@ ${options.workspaces ?? defaultWorkspaces}
     apiBaseUrl: mockUrl,
     apiKey,
     random: () => 0,
+    ...(options.resolver ? { resolver: options.resolver } : {}),
   }).catch(async (err: unknown) => {
     await mock.close();
     await redis.close();
@@ -114,14 +123,30 @@ ${options.workspaces ?? defaultWorkspaces}
   const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
   const events = new QueueEvents(uploadQueueName, { connection, prefix: keys.queuePrefix });
   const queue = new Queue<UploadJobData>(uploadQueueName, { connection, prefix: keys.queuePrefix });
+  const completionEvents = new QueueEvents(completionQueueName, { connection, prefix: keys.queuePrefix });
+  const completionQueue = new Queue(completionQueueName, { connection, prefix: keys.queuePrefix });
   // One listener pair per settled() call in flight; tests await many at once.
-  events.setMaxListeners(0);
-  events.on('error', () => undefined);
+  for (const emitter of [events, completionEvents]) {
+    emitter.setMaxListeners(0);
+    emitter.on('error', () => undefined);
+  }
   queue.on('error', () => undefined);
-  await events.waitUntilReady();
+  completionQueue.on('error', () => undefined);
+  await Promise.all([events.waitUntilReady(), completionEvents.waitUntilReady()]);
 
-  async function settled(messageId: string, entry: number): Promise<'completed' | 'failed'> {
-    const jobId = uploadJobId(messageId, entry);
+  function settled(messageId: string, entry: number): Promise<'completed' | 'failed'> {
+    return finalState(events, queue, uploadJobId(messageId, entry));
+  }
+
+  function completed(messageId: string, entry: number): Promise<'completed' | 'failed'> {
+    return finalState(completionEvents, completionQueue, completionJobId(messageId, entry));
+  }
+
+  async function finalState(
+    events: QueueEvents,
+    queue: Queue,
+    jobId: string,
+  ): Promise<'completed' | 'failed'> {
     const finished = new Promise<'completed' | 'failed'>((resolve) => {
       const onCompleted = ({ jobId: id }: { jobId: string }) => id === jobId && done('completed');
       const onFailed = ({ jobId: id }: { jobId: string }) => {
@@ -156,6 +181,7 @@ ${options.workspaces ?? defaultWorkspaces}
     logs,
     logger,
     settled,
+    completed,
     async record(messageId) {
       const response = await fetch(`${gateway.httpUrl}/v1/messages/${messageId}`);
       if (response.status !== 200) throw new Error(`GET /v1/messages/${messageId}: ${response.status}`);
@@ -165,6 +191,8 @@ ${options.workspaces ?? defaultWorkspaces}
       await gateway.close();
       await events.close();
       await queue.close();
+      await completionEvents.close();
+      await completionQueue.close();
       await mock.close();
       await redis.close();
     },

@@ -12,6 +12,14 @@ describe('replyFor', () => {
     ['NO_SUPPORTED_ATTACHMENT', 550, '5.6.0'],
     ['MIME_LIMIT', 550, '5.6.0'],
     ['SHUTTING_DOWN', 421, '4.3.2'],
+    ['CONNECTION_RATE_EXCEEDED', 421, '4.7.0'],
+    ['MESSAGE_RATE_EXCEEDED', 450, '4.7.1'],
+    ['TOO_MANY_RECIPIENTS', 452, '4.5.3'],
+    ['TLS_REQUIRED', 530, '5.7.0'],
+    ['BARE_LINE_ENDING', 550, '5.6.0'],
+    ['COMMAND_LINE_TOO_LONG', 500, '5.5.2'],
+    ['SESSION_TIME_EXCEEDED', 421, '4.4.2'],
+    ['PROXY_NOT_TRUSTED', 421, '4.7.0'],
   ])('%s → %i %s with the reason', (code, responseCode, enhanced) => {
     const reply = replyFor(new RefusalError(code, 'the reason'));
     expect(reply).toEqual({ responseCode, message: `${enhanced} the reason`, internal: false });
