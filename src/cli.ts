@@ -121,7 +121,9 @@ async function runMockApi(args: string[]): Promise<void> {
     workspaces,
     processingMs,
     ...(resthookSignatureKey ? { resthookSignatureKey } : {}),
-    ...(values.organization ? { organization: { identifier: values.organization, name: values.organization } } : {}),
+    ...(values.organization
+      ? { organization: { identifier: values.organization, name: values.organization } }
+      : {}),
   });
   const { url } = await mock.start({ host: values.host, port });
   logger.info({ url }, 'mock parsing API listening: POST /v3/documents, GET /v3/documents/{identifier}');
