@@ -24,6 +24,7 @@ import { createMessageReceiver } from './smtp/receive-message.ts';
 import { loadStartTlsOptions } from './smtp/tls-options.ts';
 import { type CompletionJobData, createCompletionQueue } from './uploader/completion-queue.ts';
 import { createParsingApiClient, type ParsingApiClient } from './uploader/parsing-api-client.ts';
+import { createSwitchableClient, type SwitchableClient } from './uploader/switchable-client.ts';
 import { createCompletionWorker } from './uploader/track-completion.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import { createUploadWorker, type UploadWorker } from './uploader/upload-worker.ts';
@@ -50,6 +51,12 @@ export interface Gateway {
   readonly smtpPort: number | null;
   readonly httpUrl: string;
   readonly durability: Durability;
+  /**
+   * Applies a reloaded configuration (SIGHUP): the parsing-API key and base URL, and the
+   * workspaces (routes, allow-lists, upload fields). A worker paused because the service
+   * refused the key resumes. Listeners, Redis and limits need a restart; say so.
+   */
+  reload(next: { config: GatewayConfig; apiBaseUrl: string; apiKey: string }): void;
   /** Stops intake first, then the workers, then the HTTP API and Redis. Idempotent. */
   close(): Promise<void>;
 }
@@ -99,6 +106,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       );
     }
 
+    let routeTable: ReturnType<typeof createRouteTable> | undefined;
     let worker: UploadWorker | undefined;
     let smtp: SmtpIntake | undefined;
     // The HTTP API starts first: the sourceEmail links point at it, and readiness answers
@@ -115,16 +123,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     steps.push({ name: 'http', close: () => http.close() });
     const { url: httpUrl } = await http.start(config.http.host, config.http.port);
 
-    if (role === 'all' || role === 'worker') {
-      const client: ParsingApiClient = createParsingApiClient({
-        baseUrl: options.apiBaseUrl,
-        apiKey: options.apiKey,
-        allowInsecureHttp: config.api.allowInsecureHttp,
-        timeoutMs: config.api.timeout,
-        connections: config.upload.concurrency,
+    const apiClient = (apiConfig: GatewayConfig, baseUrl: string, apiKey: string): ParsingApiClient =>
+      createParsingApiClient({
+        baseUrl,
+        apiKey,
+        allowInsecureHttp: apiConfig.api.allowInsecureHttp,
+        timeoutMs: apiConfig.api.timeout,
+        connections: apiConfig.upload.concurrency,
         logger,
       });
-      steps.push({ name: 'api client', close: () => client.close() });
+    let client: SwitchableClient | undefined;
+    if (role === 'all' || role === 'worker') {
+      const switchable = createSwitchableClient(apiClient(config, options.apiBaseUrl, options.apiKey));
+      client = switchable;
+      steps.push({ name: 'api client', close: () => switchable.close() });
       const workerRedis = createWorkerConnection(options.redisUrl, logger);
       steps.push({ name: 'worker redis', close: () => closeConnection(workerRedis) });
       // Completion tracking (workspaces[].trackCompletion): its queue, fed by the upload
@@ -160,6 +172,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         retryBaseDelay: config.upload.retryBaseDelay,
         retryMaxDelay: config.upload.retryMaxDelay,
         stalledAfter: config.upload.stalledAfter,
+        closeTimeout: config.upload.closeTimeout,
         metrics,
         logger,
         ...(options.random ? { random: options.random } : {}),
@@ -189,7 +202,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         messageTtlSeconds: config.retention.messages,
         waitAofTimeout: durability.waitAof ? config.redis.waitAofTimeout : null,
       });
-      const routeTable = createRouteTable(config.workspaces);
+      routeTable = createRouteTable(config.workspaces);
       const forgeable = config.workspaces
         .filter((ws) => (ws.whitelistIngestAddresses ?? []).length > 0)
         .filter((ws) => (ws.senderAuthentication ?? config.auth.senderAuthentication) === 'off')
@@ -214,7 +227,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       });
       const intake = createSmtpIntake({
         config,
-        routes: { lookup: (recipient) => routeTable.route(recipient) },
+        routes: { lookup: (recipient) => routeTable?.route(recipient) },
         receive,
         logger,
         onOutcome: (outcome, code) => metrics.smtpMessages.inc({ outcome, code: String(code) }),
@@ -231,7 +244,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       smtp = intake;
     }
 
-    return { smtpPort, httpUrl, durability, close };
+    function reload(next: { config: GatewayConfig; apiBaseUrl: string; apiKey: string }): void {
+      void client?.replace(apiClient(next.config, next.apiBaseUrl, next.apiKey));
+      workspaces.clear();
+      for (const workspace of next.config.workspaces) workspaces.set(workspace.identifier, workspace);
+      if (routeTable) routeTable = createRouteTable(next.config.workspaces);
+      worker?.resume();
+      logger.info(
+        { workspaces: next.config.workspaces.length },
+        'configuration reloaded: API key, base URL and workspaces; other settings take effect at the next start',
+      );
+    }
+
+    return { smtpPort, httpUrl, durability, reload, close };
   } catch (err) {
     await close();
     throw err;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load-config.ts';
 import type { GatewayConfig } from './config/schema.ts';
@@ -54,6 +55,11 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
   try {
     const redisUrl = await resolveRedis(config, logger, stops);
     const { baseUrl, apiKey } = await resolveApi(config, logger, stops);
+    process.on('SIGHUP', () => {
+      if (!gateway || stopping) return;
+      logger.info('SIGHUP: reloading the configuration');
+      void reloadConfiguration(configPath, gateway, { baseUrl, apiKey, mock: config.api.mock }, logger);
+    });
     gateway = await startGateway({ config, role, logger, redisUrl, apiBaseUrl: baseUrl, apiKey });
     if (gateway.smtpPort !== null) printFirstSteps(config, gateway.smtpPort, gateway.httpUrl, logger);
   } catch (err) {
@@ -91,8 +97,9 @@ async function resolveApi(
   stops: Array<() => Promise<void>>,
 ): Promise<{ baseUrl: string; apiKey: string }> {
   if (!config.api.mock) {
-    if (!config.api.baseUrl || !config.api.apiKey) throw new Error('api.baseUrl and api.apiKey are required');
-    return { baseUrl: config.api.baseUrl, apiKey: config.api.apiKey };
+    const apiKey = await readApiKey(config);
+    if (!config.api.baseUrl) throw new Error('api.baseUrl is required');
+    return { baseUrl: config.api.baseUrl, apiKey };
   }
   const apiKey = config.api.apiKey ?? `mock-${randomBytes(12).toString('hex')}`;
   // A long-running mock keeps each upload's metadata, not its bytes, and knows the configured
@@ -110,6 +117,38 @@ async function resolveApi(
     'MOCK MODE (api.mock: true): documents go to the built-in mock of the parsing API, NOT to the parsing service',
   );
   return { baseUrl: url, apiKey };
+}
+
+/** api.apiKey (PARSER_API_KEY wins over the file), else the first line of api.apiKeyFile. */
+async function readApiKey(config: GatewayConfig): Promise<string> {
+  if (config.api.apiKey) return config.api.apiKey;
+  if (!config.api.apiKeyFile) throw new Error('api.apiKey (PARSER_API_KEY) or api.apiKeyFile is required');
+  const key = (await readFile(config.api.apiKeyFile, 'utf8')).split(/\r?\n/)[0]?.trim() ?? '';
+  if (key === '') throw new Error(`api.apiKeyFile ${config.api.apiKeyFile} holds no key`);
+  return key;
+}
+
+/**
+ * SIGHUP: read the configuration (and the key file) again and apply what can change while
+ * running. A configuration with problems is refused whole, and the running one stays.
+ */
+async function reloadConfiguration(
+  configPath: string,
+  gateway: Gateway,
+  api: { baseUrl: string; apiKey: string; mock: boolean },
+  logger: Logger,
+): Promise<void> {
+  try {
+    const config = await loadConfig({ path: configPath, env: process.env });
+    // In mock mode the in-process mock keeps running: its URL and key stay.
+    const next = api.mock
+      ? { apiBaseUrl: api.baseUrl, apiKey: api.apiKey }
+      : { apiBaseUrl: config.api.baseUrl ?? api.baseUrl, apiKey: await readApiKey(config) };
+    gateway.reload({ config, ...next });
+  } catch (err) {
+    const problems = err instanceof ConfigError ? err.problems : [asError(err).message];
+    logger.error({ problems }, 'configuration not reloaded; the running one stays');
+  }
 }
 
 function printFirstSteps(config: GatewayConfig, smtpPort: number, httpUrl: string, logger: Logger): void {

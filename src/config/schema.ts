@@ -145,8 +145,13 @@ const apiSchema = z
     baseUrl: baseUrl().optional(),
     /** true: run the built-in mock API in-process and upload to it; default false. */
     mock: z.boolean().default(false),
-    /** Bearer API key; required unless mock, never logged. Env PARSER_API_KEY. */
+    /** Bearer API key; required unless mock (or apiKeyFile), never logged. Env PARSER_API_KEY. */
     apiKey: z.string().optional(),
+    /**
+     * A file holding the API key (a Docker or Kubernetes secret), read at start and again on
+     * SIGHUP, so a corrected key takes effect without a restart; PARSER_API_KEY still wins.
+     */
+    apiKeyFile: nonEmptyString().optional(),
     /**
      * Allow an http: baseUrl to a host that is not loopback; default false. Only for a test
      * network (docker compose's mock-api): the key then crosses the network in clear.
@@ -174,11 +179,11 @@ const apiSchema = z
         });
       }
     }
-    if (!api.mock && (api.apiKey === undefined || api.apiKey === '')) {
+    if (!api.mock && (api.apiKey === undefined || api.apiKey === '') && api.apiKeyFile === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['apiKey'],
-        message: 'is required unless api.mock is true; set PARSER_API_KEY',
+        message: 'is required unless api.mock is true; set PARSER_API_KEY or api.apiKeyFile',
       });
     }
   });
@@ -197,6 +202,8 @@ const uploadSchema = z.strictObject({
    * handed out again after about this long (BullMQ lockDuration and stalledInterval); default 30000.
    */
   stalledAfter: integer(1000, 600_000).default(30_000),
+  /** Milliseconds stopping waits for uploads in flight before handing them back to the queue; default 30000. */
+  closeTimeout: integer(0, 600_000).default(30_000),
 });
 
 const httpSchema = z.strictObject({

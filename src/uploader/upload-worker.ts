@@ -1,4 +1,4 @@
-import { DelayedError, type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, type Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { WorkspaceConfig } from '../config/schema.ts';
 import type { GatewayMetrics } from '../http/metrics.ts';
@@ -39,6 +39,8 @@ export interface UploadWorkerOptions {
   retryMaxDelay?: number;
   /** upload.stalledAfter, ms: lock duration, and how often dead workers' jobs are looked for; default 30 s. */
   stalledAfter?: number;
+  /** upload.closeTimeout, ms: how long close() waits for uploads in flight; default 30 s. */
+  closeTimeout?: number;
   /** Completion tracking's queue; absent when no workspace tracks completion. */
   completion?: Queue<CompletionJobData>;
 }
@@ -48,8 +50,26 @@ export interface UploadWorker {
   readonly running: boolean;
   /** Why the worker is paused (the service refused the API key), or null. */
   readonly pausedReason: string | null;
-  /** Finishes the uploads in flight, then stops. Idempotent. */
+  /** Takes jobs again after a pause for a refused key (the key was corrected). */
+  resume(): void;
+  /**
+   * Finishes the uploads in flight, then stops; after `closeTimeout` ms it stops waiting and
+   * leaves them to BullMQ's stall recovery (their locks lapse and another worker re-runs them,
+   * finding what this one uploaded by its customIdentifier). Idempotent.
+   */
   close(): Promise<void>;
+}
+
+/**
+ * A permanent failure the worker recorded on the entry before throwing it; BullMQ fails the
+ * job without retrying. Other UnrecoverableErrors come from BullMQ itself (a job that stalled
+ * more than the allowed number of times) and are recorded by the 'failed' listener.
+ */
+class RecordedUploadFailure extends UnrecoverableError {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'RecordedUploadFailure';
+  }
 }
 
 /** A transient failure: BullMQ retries it after the delay the retry policy chose. */
@@ -61,9 +81,6 @@ class RetryableUploadError extends Error {
     this.retryAfter = retryAfter;
   }
 }
-
-/** How long a job waits when the service refused the key: long enough not to hammer it. */
-const unauthorizedDelayMs = 60_000;
 
 export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   const { ledger, keys, client } = options;
@@ -97,9 +114,9 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   // reading its blob, a stalled worker) must not be left looking "uploading".
   // A job that failed for good on something other than an API answer (Redis gone while
   // reading its blob, a worker that kept dying mid-job so BullMQ gave up on it as stalled)
-  // must not be left looking "uploading". UnrecoverableError was recorded where it was thrown.
+  // must not be left looking "uploading". RecordedUploadFailure was recorded where it was thrown.
   worker.on('failed', (job, err) => {
-    if (!job || err instanceof UnrecoverableError) return;
+    if (!job || err instanceof RecordedUploadFailure) return;
     void (async () => {
       if (!(await job.isFailed())) return;
       await ledger.updateEntry(job.data.messageId, job.data.entry, {
@@ -127,7 +144,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
         attempts: attempt,
       });
       jobLog.warn({ reason, ...patch }, 'upload failed');
-      throw new UnrecoverableError(reason);
+      throw new RecordedUploadFailure(reason);
     };
 
     // A job run again after its worker died between settling the entry (and releasing the
@@ -159,6 +176,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       // An earlier attempt's document: classified as if it were this attempt's answer.
       inspected = inspectResponse({ result: earlier, attempt, maxAttempts });
     } else {
+      jobLog.debug({ attemptsStarted: job.attemptsStarted }, 'uploading');
       const started = performance.now();
       const result = await client.uploadDocument({
         file: blob,
@@ -269,14 +287,19 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
           requestErrorOf(verdict),
         );
       case 'unauthorized': {
-        // The key is wrong for every job: stop taking jobs and put this one back untouched,
-        // so the backlog waits in the queue instead of failing.
+        // The key is wrong for every job: stop taking jobs and put this one back in the queue
+        // untouched (no attempt spent), so the backlog waits instead of failing. A reload with
+        // a corrected key (SIGHUP) resumes the worker. pause(true): do not wait for the active
+        // jobs, this one among them.
         pausedReason = `the parsing service refused the API key (HTTP ${verdict.status}): ${verdict.detail}`;
-        jobLog.error({ status: verdict.status }, 'API key refused; uploads paused');
-        void worker.pause(true);
+        jobLog.error(
+          { status: verdict.status },
+          'API key refused; uploads paused until the key is corrected (SIGHUP)',
+        );
+        await worker.pause(true);
         await ledger.updateEntry(data.messageId, data.entry, { state: 'queued', reason: pausedReason });
-        await job.moveToDelayed(Date.now() + unauthorizedDelayMs, token);
-        throw new DelayedError();
+        await job.moveToWait(token);
+        throw new WaitingError();
       }
     }
   }
@@ -294,11 +317,27 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       running = true;
       log.info({ concurrency: options.concurrency }, 'upload worker running');
     },
+    resume() {
+      if (pausedReason === null) return;
+      pausedReason = null;
+      worker.resume();
+      log.info('uploads resumed');
+    },
     close() {
       closing ??= (async () => {
         running = false;
-        await worker.close();
-        log.info('upload worker closed');
+        const limit = options.closeTimeout ?? 30_000;
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<'deadline'>((resolve) => {
+          timer = setTimeout(() => resolve('deadline'), limit);
+        });
+        const outcome = await Promise.race([worker.close().then(() => 'closed' as const), deadline]);
+        clearTimeout(timer);
+        if (outcome === 'deadline') {
+          log.warn({ ms: limit }, 'uploads still in flight at the deadline are handed back to the queue');
+        } else {
+          log.info('upload worker closed');
+        }
       })();
       return closing;
     },

@@ -85,11 +85,18 @@ describe('secrets', () => {
     const retried = queuedId(await send('dropped'));
     expect(await harness.settled(retried, 0)).toBe('completed');
 
-    // A 401: the workers pause and the job goes back to wait.
+    // A 401: the workers pause and the job goes back to wait (from active, unlike its first arrival).
     harness.mock.enqueueFault({ status: 401 });
-    const delayed = new Promise<string>((resolve) => events.once('delayed', ({ jobId }) => resolve(jobId)));
+    const handedBack = new Promise<string>((resolve) => {
+      const onWaiting = ({ jobId, prev }: { jobId: string; prev?: string }) => {
+        if (prev !== 'active') return;
+        events.off('waiting', onWaiting);
+        resolve(jobId);
+      };
+      events.on('waiting', onWaiting);
+    });
     const unauthorized = queuedId(await send('unauthorized'));
-    expect(await delayed).toBe(uploadJobId(unauthorized, 0));
+    expect(await handedBack).toBe(uploadJobId(unauthorized, 0));
     const readiness = await api('/readyz');
     expect(readiness.status).toBe(503);
     expect(readiness.text).toContain('refused the API key');

@@ -11,6 +11,8 @@ export interface DaemonProcess {
   readonly smtpPort: number;
   readonly httpUrl: string;
   readonly lines: readonly string[];
+  /** Resolves with the first log line, past or future, that the predicate accepts. */
+  waitFor(predicate: (line: string) => boolean): Promise<string>;
   /** Resolves with the exit code (null when killed by a signal). */
   readonly exited: Promise<number | null>;
   signal(name: NodeJS.Signals): void;
@@ -24,23 +26,33 @@ export async function writeDaemonConfig(path: string, yaml: string): Promise<voi
 export async function startDaemon(
   configPath: string,
   role: 'all' | 'smtp' | 'worker' = 'all',
+  logLevel = 'info',
 ): Promise<DaemonProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
     ['src/cli.ts', 'start', '--config', configPath, '--role', role],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LOG_LEVEL: 'info' },
+      env: { ...process.env, LOG_LEVEL: logLevel },
     },
   );
   const lines: string[] = [];
+  const watchers: Array<{ predicate: (line: string) => boolean; resolve: (line: string) => void }> = [];
+  const keep = (line: string) => {
+    lines.push(line);
+    for (const watcher of [...watchers]) {
+      if (!watcher.predicate(line)) continue;
+      watchers.splice(watchers.indexOf(watcher), 1);
+      watcher.resolve(line);
+    }
+  };
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   let smtpPort = 0;
   let httpUrl = '';
 
   const ready = new Promise<void>((resolve, reject) => {
     const onLine = (line: string) => {
-      lines.push(line);
+      keep(line);
       let entry: { msg?: string; port?: number; url?: string };
       try {
         entry = JSON.parse(line) as typeof entry;
@@ -60,7 +72,7 @@ export async function startDaemon(
     const stderr = child.stderr;
     if (!stdout || !stderr) return reject(new Error('no pipes'));
     createInterface({ input: stdout }).on('line', onLine);
-    createInterface({ input: stderr }).on('line', (line) => lines.push(line));
+    createInterface({ input: stderr }).on('line', keep);
     void exited.then((code) =>
       reject(new Error(`the daemon exited (${code}) before it was ready:\n${lines.join('\n')}`)),
     );
@@ -70,6 +82,11 @@ export async function startDaemon(
     smtpPort,
     httpUrl,
     lines,
+    waitFor(predicate) {
+      const seen = lines.find(predicate);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve) => watchers.push({ predicate, resolve }));
+    },
     exited,
     signal(name) {
       child.kill(name);

@@ -73,6 +73,7 @@ describe('loadConfig', () => {
         retryBaseDelay: 1000,
         retryMaxDelay: 600_000,
         stalledAfter: 30_000,
+        closeTimeout: 30_000,
       },
       http: { host: '127.0.0.1', port: 8025 },
       log: { level: 'info' },
@@ -216,12 +217,12 @@ describe('parseConfig', () => {
       {
         label: 'a baseUrl without a key',
         api: '{baseUrl: "https://api.eu1.example.com"}',
-        problems: ['api.apiKey: is required unless api.mock is true; set PARSER_API_KEY'],
+        problems: ['api.apiKey: is required unless api.mock is true; set PARSER_API_KEY or api.apiKeyFile'],
       },
       {
         label: 'an empty key',
         api: '{baseUrl: "https://api.eu1.example.com", apiKey: ""}',
-        problems: ['api.apiKey: is required unless api.mock is true; set PARSER_API_KEY'],
+        problems: ['api.apiKey: is required unless api.mock is true; set PARSER_API_KEY or api.apiKeyFile'],
       },
       {
         label: 'a baseUrl that is no URL',
@@ -317,5 +318,18 @@ workspaces:
     expect(() => (workspace.whitelistIngestAddresses as string[]).push('*@evil.test')).toThrow(TypeError);
     expect(() => Object.assign(workspace.upload ?? {}, { language: 'fr' })).toThrow(TypeError);
     expect(config.smtp.port).toBe(2525);
+  });
+});
+
+describe('api.apiKeyFile', () => {
+  const workspace = 'workspaces:\n  - identifier: ws-1\n    ingestEmail: in@ingest.example\n';
+  it('stands in for apiKey, so a key from a secret file needs no PARSER_API_KEY', () => {
+    const config = parseConfig({
+      text: `api: {baseUrl: "https://api.example.com", apiKeyFile: /run/secrets/parser-api-key}\n${workspace}`,
+      env: {},
+      source: 'inline',
+    });
+    expect(config.api.apiKeyFile).toBe('/run/secrets/parser-api-key');
+    expect(config.api.apiKey).toBeUndefined();
   });
 });

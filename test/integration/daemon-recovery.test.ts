@@ -1,0 +1,137 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.ts';
+import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { createKeySpace } from '../../src/queue/keys.ts';
+import { createMessageLedger } from '../../src/queue/message-ledger.ts';
+import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
+import { LogSink } from '../support/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../support/messages.ts';
+import { startRedis, type TestRedis } from '../support/redis-server.ts';
+import { deliver, queuedId } from '../support/smtp-session.ts';
+
+const rightKey = 'recovery-right-key';
+
+/** The daemon as operators run it: a refused key, a reload, and a job that kills its worker. */
+describe('recovery of the running daemon', () => {
+  let redis: TestRedis;
+  let mock: MockApi;
+  let mockUrl: string;
+  let dir: string;
+  let daemon: DaemonProcess | undefined;
+
+  beforeAll(async () => {
+    redis = await startRedis({ config: { appendonly: 'yes' } });
+    mock = createMockApi({
+      apiKey: rightKey,
+      logger: createLogger({ level: 'silent', destination: new LogSink() }),
+    });
+    ({ url: mockUrl } = await mock.start({ host: '127.0.0.1', port: 0 }));
+    dir = await mkdtemp(join(tmpdir(), 'recovery-'));
+  });
+  afterEach(async () => {
+    mock.clearFaults();
+    // A daemon a failed test left running; signalling one that has exited changes nothing.
+    daemon?.signal('SIGKILL');
+    await daemon?.exited;
+    daemon = undefined;
+  });
+  afterAll(async () => {
+    await mock?.close();
+    await redis?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function writeConfig(name: string, api: string, upload = ''): Promise<string> {
+    const path = join(dir, name);
+    await writeDaemonConfig(
+      path,
+      `smtp: {host: 127.0.0.1, port: 0}\nredis: {url: "${redis.url}", prefix: ${name.replace(/\W/g, '')}}\n` +
+        `api: {${api}}\nupload: {attempts: 5, retryBaseDelay: 50${upload}}\nhttp: {host: 127.0.0.1, port: 0}\n` +
+        'workspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
+    );
+    return path;
+  }
+
+  async function send(port: number, label: string): Promise<string> {
+    const message = await composeMessage({
+      attachments: [{ filename: `${label}.pdf`, content: uniquePdf(label) }],
+    });
+    return queuedId((await deliver(port, { to: ['documents@ingest.test'], message })).data);
+  }
+
+  const readyz = async (url: string) => {
+    const response = await fetch(`${url}/readyz`);
+    return { status: response.status, body: (await response.json()) as { worker: string } };
+  };
+
+  it('pauses uploads on a refused key, says why in /readyz, and resumes when SIGHUP brings the right key', async () => {
+    const keyFile = join(dir, 'api-key');
+    await writeFile(keyFile, 'recovery-wrong-key\n');
+    const url = mockUrl;
+    const configPath = await writeConfig('reload.yaml', `baseUrl: "${url}", apiKeyFile: "${keyFile}"`);
+    const running = await startDaemon(configPath);
+    daemon = running;
+
+    const id = await send(running.smtpPort, 'held');
+    await running.waitFor((line) => line.includes('API key refused'));
+    const paused = await readyz(running.httpUrl);
+    expect(paused.status).toBe(503);
+    expect(paused.body.worker).toMatch(/refused the API key \(HTTP 401\)/);
+    expect(mock.uploads.filter((upload) => upload.file?.fileName === 'held.pdf')).toHaveLength(0);
+
+    // A broken configuration is refused whole; the running one stays.
+    await writeFile(configPath, 'smtp: [not, a, mapping]\n');
+    running.signal('SIGHUP');
+    await running.waitFor((line) => line.includes('configuration not reloaded'));
+
+    await writeConfig('reload.yaml', `baseUrl: "${url}", apiKeyFile: "${keyFile}"`);
+    await writeFile(keyFile, `${rightKey}\n`);
+    running.signal('SIGHUP');
+    await running.waitFor((line) => line.includes('configuration reloaded'));
+    const [upload] = await mock.waitForUploads(1);
+    expect(upload?.file?.fileName).toBe('held.pdf');
+    expect(upload?.authorization).toBe(`Bearer ${rightKey}`);
+    await running.waitFor((line) => line.includes('document uploaded') && line.includes(id));
+    expect((await readyz(running.httpUrl)).status).toBe(200);
+
+    running.signal('SIGTERM');
+    expect(await running.exited).toBe(0);
+  }, 60_000);
+
+  it('fails a job that keeps killing its worker, with a reason, instead of looping', async () => {
+    mock.enqueueFault({ hang: true, times: 'always' });
+    const configPath = await writeConfig(
+      'poison.yaml',
+      `baseUrl: "${mockUrl}", apiKey: ${rightKey}, timeout: 60000`,
+      ', stalledAfter: 1000',
+    );
+    daemon = await startDaemon(configPath, 'all', 'debug');
+    const id = await send(daemon.smtpPort, 'poison');
+    const jobId = `${id}-0`;
+    // Twice the worker dies in the middle of the job (BullMQ allows one stall).
+    for (let kill = 0; kill < 2; kill++) {
+      const current = daemon;
+      await current.waitFor((line) => line.includes('"msg":"uploading"') && line.includes(jobId));
+      current.signal('SIGKILL');
+      await current.exited;
+      daemon = await startDaemon(configPath, 'all', 'debug');
+    }
+    const restarted = daemon;
+    await restarted.waitFor((line) => line.includes('upload failed') && line.includes(jobId));
+
+    const reader = new Redis(redis.url);
+    try {
+      const entry = await createMessageLedger(reader, createKeySpace('poisonyaml'), 3600).readEntry(id, 0);
+      expect(entry?.state).toBe('failed');
+      expect(entry?.reason).toMatch(/stalled more than allowable limit/);
+    } finally {
+      reader.disconnect();
+    }
+    restarted.signal('SIGTERM');
+    expect(await restarted.exited).toBe(0);
+  }, 90_000);
+});
