@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticate } from './authenticate.ts';
 import type { MockContext } from './mock-context.ts';
+import { readText } from './read-body.ts';
 import { clientError, notFound, type RequestErrorBody } from './request-error.ts';
 import { respond } from './respond.ts';
 import { validateWorkspaceUpdate } from './workspace-update.ts';
@@ -39,7 +40,8 @@ export async function handleWorkspace(
   snakeCase: boolean,
 ): Promise<void> {
   const method = req.method ?? '';
-  const text = method === 'PATCH' ? await readText(req, MAX_BODY_BYTES) : undefined;
+  // undefined: no body (not a PATCH); null: a body over the limit.
+  const text = method === 'PATCH' ? ((await readText(req, MAX_BODY_BYTES)) ?? null) : undefined;
   const answer = (status: number, body: unknown, headers?: Record<string, string>) => {
     context.workspaces.record({
       method,
@@ -101,16 +103,4 @@ function recordedBody(text: string | undefined | null): unknown {
     // Not JSON: the text as sent is what a test wants to see.
     return text;
   }
-}
-
-/** The body as UTF-8, or null when it is longer than `limit` (the rest is read and dropped). */
-async function readText(req: IncomingMessage, limit: number): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size <= limit) chunks.push(buffer);
-  }
-  return size > limit ? null : Buffer.concat(chunks).toString('utf8');
 }
