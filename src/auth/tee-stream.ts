@@ -13,11 +13,22 @@ import { pipeline, type Readable, Transform, type Writable } from 'node:stream';
  * (destroyed, or one that drops what it is given) never holds `source` up. An error or a
  * premature close of `source` destroys the returned stream and the branch.
  */
-export function teeTo(source: Readable, branch: Writable, limit: number): Readable {
+export function teeTo(
+  source: Readable,
+  branch: Writable,
+  limit: number,
+  /** Looks at each chunk before the branch does; an error it returns ends the branch. */
+  inspect?: (chunk: Buffer) => Error | null,
+): Readable {
   let fed = 0;
   const tee = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       if (branch.destroyed || branch.writableEnded) return callback(null, chunk);
+      const refused = inspect?.(chunk) ?? null;
+      if (refused) {
+        branch.destroy(refused);
+        return callback(null, chunk);
+      }
       fed += chunk.length;
       if (fed > limit) {
         branch.destroy(new Error(`message exceeds ${limit} bytes; it is not authenticated`));

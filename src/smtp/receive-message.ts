@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { admitSender, needsAuthentication } from '../auth/admit-sender.ts';
 import type { AuthenticationRun, SenderAuthenticator } from '../auth/authenticate-sender.ts';
 import type { AuthenticationResults } from '../auth/authentication-results.ts';
+import { createSignatureGuard } from '../auth/signature-guard.ts';
 import { teeTo } from '../auth/tee-stream.ts';
 import type { GatewayConfig, WorkspaceConfig } from '../config/schema.ts';
 import { RefusalError } from '../errors.ts';
@@ -76,14 +77,27 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
   return async function receive(stream, transaction, logger) {
     const incoming = openIncomingMessage(redis, keys, newMessageId());
     const authentication = startAuthentication(transaction);
+    const signatures = authentication ? createSignatureGuard() : null;
     try {
+      const source = authentication
+        ? teeTo(
+            stream,
+            authentication.input,
+            config.smtp.maxMessageSize,
+            (chunk) => signatures?.push(chunk) ?? null,
+          )
+        : stream;
+      // A message refused while it streams (a MIME limit, bare line endings, size) stops
+      // authentication at once: mailauth must not keep buffering what the walk refused.
       const { walk, rawSha256, size } = await storeAndWalk(
-        authentication ? teeTo(stream, authentication.input, config.smtp.maxMessageSize) : stream,
+        source,
         incoming,
         limits,
         config.smtp.maxMessageSize,
         config.smtp.rejectBareLineEndings,
+        () => authentication?.abort(),
       );
+      if (signatures?.refusal) throw signatures.refusal;
       const results = authentication ? await authentication.results : null;
       const accepted = decide(walk, transaction, incoming, size, rawSha256, results);
       const result = await producer.enqueue(accepted);
@@ -229,14 +243,20 @@ async function storeAndWalk(
   limits: Parameters<typeof walkMessage>[2],
   maxMessageSize: number,
   rejectBareLineEndings: boolean,
+  /** Called once, when the message is refused while it streams. */
+  onStop: () => void,
 ): Promise<Stored> {
   const walkInput = new PassThrough({ highWaterMark: 64 * 1024 });
   const walking = walkMessage(walkInput, incoming.parts, limits);
   let stopped: unknown;
-  walking.catch((err: unknown) => {
-    stopped ??= err;
+  /** The first reason wins; the walk and the authentication branch end at once. */
+  const stop = (reason: unknown) => {
+    if (stopped !== undefined) return;
+    stopped = reason;
     walkInput.destroy();
-  });
+    onStop();
+  };
+  walking.catch(stop);
   const hash = createHash('sha256');
   let size = 0;
   const lineEndings = rejectBareLineEndings ? createBareLineEndingScanner() : null;
@@ -247,18 +267,18 @@ async function storeAndWalk(
     if (stopped !== undefined) continue;
     size += chunk.length;
     if (size > maxMessageSize) {
-      stopped = new RefusalError(
-        'MESSAGE_TOO_LARGE',
-        `message exceeds the ${maxMessageSize} bytes this server takes`,
+      stop(
+        new RefusalError(
+          'MESSAGE_TOO_LARGE',
+          `message exceeds the ${maxMessageSize} bytes this server takes`,
+        ),
       );
-      walkInput.destroy();
       continue;
     }
     // Checked before the chunk is stored: smuggled commands never reach Redis.
     const bare = lineEndings?.push(chunk) ?? null;
     if (bare !== null) {
-      stopped = refuseBare(bare);
-      walkInput.destroy();
+      stop(refuseBare(bare));
       continue;
     }
     hash.update(chunk);
@@ -267,15 +287,11 @@ async function storeAndWalk(
       if (!walkInput.write(chunk))
         await Promise.race([once(walkInput, 'drain'), walking.catch(() => undefined)]);
     } catch (err) {
-      stopped ??= err;
-      walkInput.destroy();
+      stop(err);
     }
   }
   const bareAtEnd = lineEndings?.end() ?? null;
-  if (stopped === undefined && bareAtEnd !== null) {
-    stopped = refuseBare(bareAtEnd);
-    walkInput.destroy();
-  }
+  if (bareAtEnd !== null) stop(refuseBare(bareAtEnd));
   if (stopped !== undefined) throw stopped;
   walkInput.end();
   await incoming.raw.end();

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
  * send it signals (SIGTERM, SIGKILL) and start it again. Its log lines are kept.
  */
 export interface DaemonProcess {
+  readonly pid: number;
   readonly smtpPort: number;
   readonly httpUrl: string;
   readonly lines: readonly string[];
@@ -79,6 +80,7 @@ export async function startDaemon(
   });
   await ready;
   return {
+    pid: child.pid ?? 0,
     smtpPort,
     httpUrl,
     lines,
