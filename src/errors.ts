@@ -39,7 +39,9 @@ export type RefusalCode =
   /** The header From is not authenticated (SPF/DKIM/DMARC) as the workspace's senderAuthentication asks. */
   | 'SENDER_NOT_AUTHENTICATED'
   /** A DNS lookup sender authentication depends on failed for now (SERVFAIL, timeout). */
-  | 'SENDER_AUTHENTICATION_TEMPFAIL';
+  | 'SENDER_AUTHENTICATION_TEMPFAIL'
+  /** Another copy of the same delivery is being committed right now. */
+  | 'DELIVERY_IN_PROGRESS';
 
 export class RefusalError extends Error {
   readonly code: RefusalCode;

@@ -33,6 +33,13 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping: no new mail is taken, sessions in DATA and uploads in flight finish');
+    // However a step hangs (an upload past its deadline waits on the API's timeout), the
+    // process exits by then: what is still in flight is recovered from Redis by the next run.
+    const deadline = config.smtp.closeTimeout + config.upload.closeTimeout + 5000;
+    setTimeout(() => {
+      logger.warn({ ms: deadline }, 'stopped at the shutdown deadline; work still in flight is handed back');
+      process.exit(0);
+    }, deadline).unref();
     try {
       await gateway?.close();
       for (const stop of stops.reverse()) await stop();

@@ -77,10 +77,11 @@ export function createFailedUploads(options: FailedUploadsOptions) {
           outcome.refused.push({ jobId, reason: 'the stored attachment has expired' });
           continue;
         }
+        // The entry keeps its attempts: they tell the next run that an upload may have reached
+        // the service already, so it looks for that document before uploading again.
         await ledger.updateEntry(upload.messageId, upload.entry, {
           state: 'queued',
           reason: `retried by an operator after: ${upload.reason}`,
-          attempts: 0,
         });
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         outcome.retried.push(jobId);

@@ -37,9 +37,14 @@ export function formatIssue(issue: Issue): string[] {
 export function configErrorMap(issue: RawIssue): string | undefined {
   switch (issue.code) {
     case 'invalid_type':
-      return issue.input === undefined
-        ? 'is required'
-        : `expected ${article(issue.expected)}, got ${describe(issue.input)}`;
+      if (issue.input === undefined) return 'is required';
+      // A secret is never printed back, even when it has the wrong type (an all-digit
+      // ${VAR} interpolates as a number): check-config output and logs must not carry it.
+      return `expected ${article(issue.expected)}, got ${
+        secretKeys.has(String(issue.path?.at(-1)))
+          ? `a ${typeof issue.input} (not shown)`
+          : describe(issue.input)
+      }`;
     case 'unrecognized_keys': {
       const known = knownKeys(issue.schema);
       return known.length > 0 ? `unknown key; expected one of ${known.join(', ')}` : 'unknown key';
@@ -48,6 +53,9 @@ export function configErrorMap(issue: RawIssue): string | undefined {
       return undefined;
   }
 }
+
+/** Keys whose values are secrets (the parsing API key, the HTTP API token). */
+const secretKeys = new Set(['apiKey', 'token']);
 
 function article(expected: string): string {
   return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;

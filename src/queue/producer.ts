@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { KeySpace } from './keys.ts';
 import { type MessageLedger, recordFields } from './message-ledger.ts';
@@ -45,19 +46,24 @@ export interface ProducerOptions {
 
 /** How long a delivery is remembered for duplicate detection: sending servers give up after 5 days. */
 const deliveryMemorySeconds = 7 * 24 * 3600;
+/** Seconds a delivery is claimed before its record is committed: a commit takes milliseconds. */
+const claimSeconds = 120;
 
 /**
  * Commits an accepted message so that 250 is true: blobs, record and jobs are all in Redis
  * before enqueue() resolves. Order matters for crash safety:
+ *   0. the delivery hash claimed (SET NX, a two-minute lease): a copy of the same delivery
+ *      arriving meanwhile over another connection is asked to try again (451);
  *   1. one MULTI under the message's hash tag: parts renamed to their blobs, unused parts
  *      deleted, blob reference counts and the record (status `committed`);
- *   2. the delivery hash remembered → message id;
+ *   2. the delivery hash remembered for a week → message id;
  *   3. the jobs added, with stable ids;
- *   4. the record marked `enqueued`.
+ *   4. the record marked `enqueued` (and, with redis.waitAof, fsynced).
  * A repeated delivery finds its hash: if the earlier one got as far as step 2 but not 4, the
  * repeat finishes it (steps 3–4 are idempotent), and both get the same id, so no attachment
- * is uploaded twice. A crash before step 2 leaves a committed record without jobs that no
- * client was told about; the sender retries and the retry is a new, complete message.
+ * is uploaded twice. A crash before step 2 leaves at most a committed record without jobs
+ * that no client was told about, and a lease that lapses; the sender's retry is a new,
+ * complete message.
  */
 export function createProducer(options: ProducerOptions): Producer {
   const { redis, keys, queue, ledger } = options;
@@ -122,19 +128,31 @@ export function createProducer(options: ProducerOptions): Producer {
   return {
     async enqueue(message) {
       const deliveryKey = keys.delivery(message.deliveryHash);
-      const earlierId = await redis.get(deliveryKey);
-      if (earlierId !== null) {
-        const earlier = await ledger.read(earlierId);
-        if (earlier) {
+      const id = message.incoming.messageId;
+      // Claim the delivery atomically, for a short lease: two copies of one message arriving
+      // at once (a sender retrying over a second connection) must not both be accepted.
+      const claimed = await redis.set(deliveryKey, id, 'EX', claimSeconds, 'NX');
+      if (claimed === null) {
+        const earlierId = await redis.get(deliveryKey);
+        const earlier = earlierId === null ? null : await ledger.read(earlierId);
+        if (earlierId !== null && earlier) {
           await message.incoming.discard();
           if (earlier.status !== 'enqueued') await finish(earlierId, earlier.attachments);
+          if (options.waitAofTimeout !== null) await waitForFsync(redis, options.waitAofTimeout);
           log.info({ queueId: earlierId }, 'repeated delivery of an accepted message');
           return { messageId: earlierId, duplicate: true };
         }
+        // Another copy is being received right now (or its session died before committing,
+        // and the lease lapses within claimSeconds): the sender tries again shortly.
+        throw new RefusalError(
+          'DELIVERY_IN_PROGRESS',
+          'a copy of this message is being received; try again later',
+        );
       }
       await commit(message);
-      await redis.set(deliveryKey, message.incoming.messageId, 'EX', deliveryMemorySeconds);
-      await finish(message.incoming.messageId, message.entries);
+      // The record exists now: remember the delivery for as long as senders retry.
+      await redis.set(deliveryKey, id, 'EX', deliveryMemorySeconds);
+      await finish(id, message.entries);
       if (options.waitAofTimeout !== null) await waitForFsync(redis, options.waitAofTimeout);
       return { messageId: message.incoming.messageId, duplicate: false };
     },

@@ -92,7 +92,12 @@ export function assessDurability(
     }
   } else {
     warnings.push('AOF is off: a Redis restart loses every accepted message not yet uploaded');
-    if (waitAof) warnings.push('redis.waitAof needs AOF on (appendonly yes)');
+    if (waitAof) warnings.push('redis.waitAof needs AOF on (appendonly yes): 250 does not wait for an fsync');
   }
-  return { durability: { aof, maxmemoryPolicy, version: facts.version, waitAof, warnings }, refusal };
+  // WAITAOF with AOF off would fail every message: wait only when there is an AOF to wait for.
+  const waiting = waitAof && aof !== 'off';
+  return {
+    durability: { aof, maxmemoryPolicy, version: facts.version, waitAof: waiting, warnings },
+    refusal,
+  };
 }

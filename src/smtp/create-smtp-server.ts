@@ -104,7 +104,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     return (await options.rateLimiter?.checkConnection(session.remoteAddress)) ?? null;
   }
 
-  /** At MAIL: the TLS requirement, then the message rates (every MAIL counts, refused ones too). */
+  /** At MAIL: the TLS requirement, then the message rates (see rate-limit.ts for what counts). */
   async function admitSender(address: SMTPServerAddress, session: SMTPServerSession) {
     if (closing) return shuttingDown();
     const tls = tlsRequiredRefusal(config.smtp.requireTls, session);
@@ -160,6 +160,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
         sessionLog,
       );
       options.onOutcome?.('accepted', 250);
+      void options.rateLimiter?.countAccepted(session.remoteAddress, mailFrom ? mailFrom.address : '');
       return acceptedReply(result.messageId);
     } catch (err) {
       const reply = replyFor(err);

@@ -21,8 +21,17 @@ import { compileNetworkList, unmapIpv4 } from './network-list.ts';
 export interface RateLimiter {
   /** At connect: null to admit, or the refusal (421 4.7.0). */
   checkConnection(clientAddress: string): Promise<RefusalError | null>;
-  /** At MAIL FROM: null to admit, or the refusal (450 4.7.1). `sender` is '' for the null sender. */
+  /**
+   * At MAIL FROM: null to admit, or the refusal (450 4.7.1). Every MAIL counts for the client;
+   * the sender's count is only read here (see countAccepted). `sender` is '' for the null sender.
+   */
   checkMessage(clientAddress: string, sender: string): Promise<RefusalError | null>;
+  /**
+   * After a 250: one more message from `sender`. The envelope sender is not authenticated, so
+   * counting MAIL commands would let anyone use up a real sender's quota with MAILs that are
+   * refused or never sent; counting accepted messages does not. The null sender has no quota.
+   */
+  countAccepted(clientAddress: string, sender: string): Promise<void>;
 }
 
 export type RateLimitConfig = GatewayConfig['smtp']['rateLimit'];
@@ -51,22 +60,22 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const exempt = compileNetworkList(limits.exempt);
   let failing = false;
 
-  /** The estimated count over the last window including this event, or null when Redis failed. */
-  async function count(counter: string): Promise<number | null> {
+  /**
+   * The estimated count over the last window including this event, or null when Redis failed.
+   * `increment` false only reads: the estimate then counts the event without recording it.
+   */
+  async function count(counter: string, increment = true): Promise<number | null> {
     const at = now();
     const window = Math.floor(at / limits.window);
     const key = (index: number) => `${prefix}:rate:{${counter}}:${index}`;
     try {
-      const replies = await withTimeout(
-        redis
-          .multi()
-          .incr(key(window))
-          .pexpire(key(window), 2 * limits.window)
-          .get(key(window - 1))
-          .exec(),
-      );
-      const current = Number(replies?.[0]?.[1]);
-      const previous = Number(replies?.[2]?.[1] ?? 0);
+      const transaction = redis.multi();
+      if (increment) transaction.incr(key(window)).pexpire(key(window), 2 * limits.window);
+      else transaction.get(key(window));
+      // The first reply is this window's count, the last the previous window's.
+      const replies = await withTimeout(transaction.get(key(window - 1)).exec());
+      const current = Number(replies?.[0]?.[1] ?? 0) + (increment ? 0 : 1);
+      const previous = Number(replies?.at(-1)?.[1] ?? 0);
       if (!Number.isFinite(current)) throw new Error('unexpected reply to the rate counter MULTI');
       if (failing) log.info('rate limits counted again');
       failing = false;
@@ -78,9 +87,9 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     }
   }
 
-  async function exceeds(limit: number, counter: string): Promise<boolean> {
+  async function exceeds(limit: number, counter: string, increment = true): Promise<boolean> {
     if (limit === 0) return false;
-    const estimate = await count(counter);
+    const estimate = await count(counter, increment);
     return estimate !== null && estimate > limit;
   }
 
@@ -101,7 +110,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       const client = clientSubject(clientAddress);
       const [byClient, bySender] = await Promise.all([
         exceeds(limits.messagesPerIp, `msg:${client}`),
-        exceeds(limits.messagesPerSender, `from:${senderDigest(sender)}`),
+        sender === '' ? false : exceeds(limits.messagesPerSender, `from:${senderDigest(sender)}`, false),
       ]);
       if (byClient) {
         return new RefusalError('MESSAGE_RATE_EXCEEDED', `too many messages from ${client}, try again later`);
@@ -113,6 +122,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         );
       }
       return null;
+    },
+    async countAccepted(clientAddress, sender) {
+      if (sender === '' || limits.messagesPerSender === 0 || exempt(clientAddress)) return;
+      await count(`from:${senderDigest(sender)}`);
     },
   };
 }

@@ -36,6 +36,7 @@ const replies: Record<RefusalCode, { responseCode: number; enhanced: string }> =
   PROXY_NOT_TRUSTED: { responseCode: 421, enhanced: '4.7.0' },
   SENDER_NOT_AUTHENTICATED: { responseCode: 550, enhanced: '5.7.1' },
   SENDER_AUTHENTICATION_TEMPFAIL: { responseCode: 451, enhanced: '4.7.0' },
+  DELIVERY_IN_PROGRESS: { responseCode: 451, enhanced: '4.3.0' },
 };
 
 /** The reply to anything that is not a deliberate refusal: the sending server keeps the mail and retries. */

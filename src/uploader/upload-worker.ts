@@ -155,6 +155,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
         { documentIdentifier: current.documentIdentifier },
         'upload already settled by an earlier run',
       );
+      await finishSettled(data, current, jobLog);
       return { documentIdentifier: current.documentIdentifier };
     }
     const workspace = options.workspaces.get(data.workspace);
@@ -170,7 +171,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     const record = entryBefore ? await ledger.read(data.messageId) : null;
     const context = uploadContextOf(record, data, new Date());
     const maxAttempts = job.opts.attempts ?? options.attempts;
-    const earlier = await earlierUpload(job, workspace, context, jobLog);
+    const earlier = await earlierUpload(job, current, workspace, context, jobLog);
     let inspected: InspectedResponse;
     if (earlier) {
       // An earlier attempt's document: classified as if it were this attempt's answer.
@@ -212,13 +213,19 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
    */
   async function earlierUpload(
     job: Job<UploadJobData>,
+    entry: AttachmentEntry | null,
     workspace: WorkspaceConfig,
     context: UploadContext,
     jobLog: Logger,
   ): Promise<ApiResult | null> {
-    if (job.attemptsStarted <= 1 || !identifiesOneUpload(workspace)) return null;
+    // BullMQ's count says whether this job ran before; the entry's says whether the upload
+    // did, which `failed retry` (it resets the job's counts) must not hide.
+    const triedBefore = job.attemptsStarted > 1 || (entry?.attempts ?? 0) > 0;
+    if (!triedBefore || !identifiesOneUpload(workspace)) return null;
     const customIdentifier = customIdentifierOf(workspace, context);
     const answer = await client.findDocuments(customIdentifier, uploadQuery(workspace));
+    // A refused key is refused for the lookup as for the upload: the same pause, not a retry.
+    if (answer.kind === 'response' && (answer.status === 401 || answer.status === 403)) return answer;
     const earlier = findEarlierUpload(answer, customIdentifier, workspace.identifier);
     if ('unknown' in earlier) throw new RetryableUploadError(earlier.unknown, undefined);
     if (earlier.found === null) return null;
@@ -227,6 +234,57 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       'an earlier attempt created the document already: not uploading it again',
     );
     return { kind: 'response', status: 200, headers: {}, body: earlier.found };
+  }
+
+  /** Where the document came from: `GET /v1/documents/{identifier}`. Idempotent. */
+  async function indexDocument(data: UploadJobData, documentIdentifier: string): Promise<void> {
+    const record = await ledger.read(data.messageId);
+    await ledger.recordDocument({
+      documentIdentifier,
+      messageId: data.messageId,
+      entry: data.entry,
+      workspace: data.workspace,
+      fileName: data.fileName,
+      sourceEmail: record?.sourceEmail ?? '',
+      sourceEmailAddress: record?.sourceEmailAddress ?? null,
+    });
+  }
+
+  /**
+   * The steps after the entry was settled, for a run that died among them: the document
+   * index, the blob's release and completion tracking, each idempotent.
+   */
+  async function finishSettled(data: UploadJobData, entry: AttachmentEntry, jobLog: Logger): Promise<void> {
+    if (!entry.documentIdentifier) return;
+    await indexDocument(data, entry.documentIdentifier);
+    await releaseBlob(options.redis, keys, {
+      messageId: data.messageId,
+      sha256: data.sha256,
+      entry: data.entry,
+    });
+    const workspace = options.workspaces.get(data.workspace);
+    if (
+      options.completion &&
+      workspace &&
+      entry.state === 'uploaded' &&
+      !entry.completion &&
+      entry.ready !== true
+    ) {
+      await startTracking({
+        queue: options.completion,
+        ledger,
+        logger: jobLog,
+        workspace,
+        document: null,
+        upload: {
+          messageId: data.messageId,
+          entry: data.entry,
+          workspace: data.workspace,
+          documentIdentifier: entry.documentIdentifier,
+        },
+        now: Date.now(),
+      });
+    }
   }
 
   async function settle(
@@ -243,7 +301,10 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       case 'rejected': {
         const rejected = verdict.outcome === 'rejected';
         const reason = rejected ? `${verdict.errorCode}: ${verdict.errorDetail}` : null;
-        const entry = await ledger.updateEntry(data.messageId, data.entry, {
+        // The document index first, the entry second, the blob last: a run cut short after any
+        // step is re-run, sees a settled entry, and redoes the steps after it (finishSettled).
+        await indexDocument(data, verdict.documentIdentifier);
+        await ledger.updateEntry(data.messageId, data.entry, {
           state: verdict.outcome,
           reason,
           documentIdentifier: verdict.documentIdentifier,
@@ -251,16 +312,6 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
           attempts: attempt,
           // ready/failed/readyDt (final with wait: true) and the rejection's error.
           ...(document ? documentOutcome(document) : {}),
-        });
-        const record = await ledger.read(data.messageId);
-        await ledger.recordDocument({
-          documentIdentifier: verdict.documentIdentifier,
-          messageId: data.messageId,
-          entry: data.entry,
-          workspace: data.workspace,
-          fileName: entry?.fileName ?? data.fileName,
-          sourceEmail: record?.sourceEmail ?? '',
-          sourceEmailAddress: record?.sourceEmailAddress ?? null,
         });
         await releaseBlob(options.redis, keys, {
           messageId: data.messageId,

@@ -174,3 +174,35 @@ describe('attachments end to end', () => {
     expect(uploads).toHaveLength(1);
   });
 });
+
+describe('the same delivery over several connections at once', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => harness?.close());
+
+  it('is accepted under one id, the other copies asked to retry, and uploaded once', async () => {
+    const message = await composeMessage({
+      attachments: [{ filename: 'racing.pdf', content: uniquePdf('racing') }],
+    });
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, () => deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })),
+    );
+    const texts = replies.map(({ data }) => data?.text ?? '');
+    const accepted = texts.filter((text) => text.startsWith('250 '));
+    expect(accepted.length).toBeGreaterThan(0);
+    const ids = new Set(accepted.map((text) => queuedId({ code: 250, text })));
+    expect(ids.size).toBe(1);
+    for (const text of texts.filter((reply) => !reply.startsWith('250 '))) {
+      expect(text).toBe('451 4.3.0 a copy of this message is being received; try again later');
+    }
+    const [id] = ids;
+    expect(await harness.settled(id ?? '', 0)).toBe('completed');
+    // A copy retried after the first one committed gets the same id.
+    expect(queuedId((await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })).data)).toBe(
+      id,
+    );
+    expect(harness.mock.uploads.filter((upload) => upload.file?.fileName === 'racing.pdf')).toHaveLength(1);
+  });
+});

@@ -73,4 +73,20 @@ describe('exactly once across a lost answer', () => {
     expect(await harness.settled(id, 0)).toBe('completed');
     expect(uploadsOf('loose.pdf')).toHaveLength(2);
   });
+
+  it('pauses on a refused key during the lookup, as on an upload, and finds the document once resumed', async () => {
+    harness.mock.enqueueFault({ drop: 'after' });
+    harness.mock.enqueueFault({ status: 401, method: 'GET', path: '/v3/documents' });
+    const id = await send('lookup-401', 'documents@ingest.test');
+    // Back to the wait list twice: the retry after the lost answer, then the pause (after its
+    // entry says why), which shows in /readyz.
+    await harness.handedBack(id, 0, 2);
+    const readiness = async () => (await fetch(`${harness.httpUrl}/readyz`)).status;
+    expect(await readiness()).toBe(503);
+    expect((await harness.record(id)).attachments[0]?.reason).toMatch(/refused the API key/);
+    harness.gateway.reload({ config: harness.config, apiBaseUrl: harness.mockUrl, apiKey: harness.apiKey });
+    expect(await harness.settled(id, 0)).toBe('completed');
+    expect(uploadsOf('lookup-401.pdf')).toHaveLength(1);
+    expect(await readiness()).toBe(200);
+  });
 });

@@ -112,4 +112,26 @@ describe('failed uploads', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('does not upload again on retry when the failed upload had reached the service', async () => {
+    // The upload lands but its answer is lost, and the last attempt's lookup fails: the job
+    // ends failed although the service has the document.
+    harness.mock.enqueueFault({ drop: 'after' });
+    harness.mock.enqueueFault({ status: 503, method: 'GET', path: '/v3/documents' });
+    const message = await composeMessage({
+      attachments: [{ filename: 'landed.pdf', content: uniquePdf('landed') }],
+    });
+    const id = queuedId((await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })).data);
+    expect(await harness.settled(id, 0)).toBe('failed');
+    expect(harness.mock.uploads.filter((upload) => upload.file?.fileName === 'landed.pdf')).toHaveLength(1);
+
+    expect((await command({ action: 'retry', jobIds: [`${id}-0`] })).code).toBe(0);
+    expect(await harness.settled(id, 0)).toBe('completed');
+    expect(harness.mock.uploads.filter((upload) => upload.file?.fileName === 'landed.pdf')).toHaveLength(1);
+    const [entry] = (await harness.record(id)).attachments;
+    expect(entry?.state).toBe('uploaded');
+    expect(entry?.documentIdentifier).toBe(
+      harness.mock.uploads.find((upload) => upload.file?.fileName === 'landed.pdf')?.documentIdentifier,
+    );
+  });
 });

@@ -50,7 +50,11 @@ describe('fault injection', () => {
   });
 
   it('uploads every attachment of every accepted message exactly once', async () => {
+    // Separate streams: the plan, the chaos and the senders' pauses each replay from the seed
+    // whatever the others drew (the machine's timing can still order events differently).
     const random = generator(seed);
+    const chaosRandom = generator(seed ^ 0x9e3779b9);
+    const senderRandom = generator(seed ^ 0x85ebca6b);
     const redis: TestRedis = await startRedis({ config: { appendonly: 'yes', appendfsync: 'always' } });
     cleanups.push(() => redis.close());
     const mock: MockApi = createMockApi({
@@ -119,7 +123,7 @@ describe('fault injection', () => {
     const faultOffset = Math.floor(random() * faultKinds.length);
     const chaos = (async () => {
       while (sending) {
-        await pause(100 + random() * 300);
+        await pause(100 + chaosRandom() * 300);
         const due = scheduled[0];
         if (due && accepted.size >= due.at) {
           scheduled.shift();
@@ -127,11 +131,11 @@ describe('fault injection', () => {
             await restartDaemon();
           } else {
             await redis.stop();
-            await pause(200 + random() * 800);
+            await pause(200 + chaosRandom() * 800);
             await redis.start();
             counts.redisRestarts++;
           }
-        } else if (random() < 0.6) {
+        } else if (chaosRandom() < 0.6) {
           // Every kind in turn, from a seeded starting point, so each run meets all of them.
           const fault = faultKinds[(faultOffset + counts.faults) % faultKinds.length];
           if (fault) mock.enqueueFault(fault);
@@ -164,7 +168,7 @@ describe('fault injection', () => {
           counts.replies.set(code, (counts.replies.get(code) ?? 0) + 1);
           if (code === 250) accepted.set(i, queuedId(data));
           else if (code >= 500) throw new Error(`message ${i} refused for good: ${data?.text}`);
-          else await pause(50 + random() * 150);
+          else await pause(50 + senderRandom() * 150);
         }
       }
     };

@@ -31,7 +31,7 @@ describe('SMTP rate limits', () => {
         '  rateLimit:',
         '    window: 60000',
         '    connectionsPerIp: 3',
-        '    messagesPerIp: 4',
+        '    messagesPerIp: 6',
         '    messagesPerSender: 2',
         '    exempt: []',
       ].join('\n'),
@@ -76,17 +76,43 @@ describe('SMTP rate limits', () => {
       await session.command('RSET');
       return reply.text;
     };
+    const accepted = async (sender: string, label: string) => {
+      expect((await session.command(`MAIL FROM:<${sender}>`)).code).toBe(250);
+      expect((await session.command('RCPT TO:<documents@ingest.test>')).code).toBe(250);
+      expect((await session.command('DATA')).code).toBe(354);
+      const message = await composeMessage({
+        attachments: [{ filename: `${label}.pdf`, content: uniquePdf(label) }],
+      });
+      await session.write(
+        `${message.toString('latin1').replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}\r\n.\r\n`,
+      );
+      expect((await session.reply()).code).toBe(250);
+    };
+    // The envelope sender is not authenticated: MAILs that never become messages do not use
+    // up its quota (else anyone could lock a real sender out), accepted messages do.
     expect(await mail('ann@acme.example')).toBe('250 Accepted');
+    expect(await mail('ann@acme.example')).toBe('250 Accepted');
+    await accepted('ann@acme.example', 'rate-1');
     // Senders are counted without case.
-    expect(await mail('ANN@acme.example')).toBe('250 Accepted');
+    await accepted('ANN@acme.example', 'rate-2');
     expect(await mail('ann@acme.example')).toBe(
       '450 4.7.1 too many messages from <ann@acme.example>, try again later',
     );
-    // The refused MAIL counted for the client too: this is its fourth.
+    // Every MAIL counted for the client, the refused one too: this is its sixth.
     expect(await mail('bob@acme.example')).toBe('250 Accepted');
     expect(await mail('carol@acme.example')).toBe(
       '450 4.7.1 too many messages from 127.0.0.1, try again later',
     );
+  });
+
+  it('gives the null sender no per-sender quota', async () => {
+    const session = client(harness.smtpPort);
+    await session.reply();
+    await session.command('EHLO client.test');
+    for (let i = 0; i < 3; i++) {
+      expect((await session.command('MAIL FROM:<>')).text).toBe('250 Accepted');
+      await session.command('RSET');
+    }
   });
 
   it('holds across instances sharing Redis', async () => {

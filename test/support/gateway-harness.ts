@@ -50,6 +50,10 @@ export interface Harness {
   httpUrl: string;
   logs: LogSink;
   logger: Logger;
+  mockUrl: string;
+  apiKey: string;
+  /** Resolves once the job of this entry has gone from active back to the wait list `times` times. */
+  handedBack(messageId: string, entry: number, times: number): Promise<void>;
   /** Resolves when the upload job of this entry has finished for good (completed or failed). */
   settled(messageId: string, entry: number): Promise<'completed' | 'failed'>;
   /** Resolves when completion tracking of this entry has finished for good (trackCompletion). */
@@ -133,6 +137,11 @@ ${options.workspaces ?? defaultWorkspaces}
   queue.on('error', () => undefined);
   completionQueue.on('error', () => undefined);
   await Promise.all([events.waitUntilReady(), completionEvents.waitUntilReady()]);
+  // Every job that went from active back to the wait list (a retry without delay, a pause).
+  const handedBackLog: string[] = [];
+  events.on('waiting', ({ jobId, prev }: { jobId: string; prev?: string }) => {
+    if (prev === 'active') handedBackLog.push(jobId);
+  });
 
   function settled(messageId: string, entry: number): Promise<'completed' | 'failed'> {
     return finalState(events, queue, uploadJobId(messageId, entry));
@@ -182,6 +191,21 @@ ${options.workspaces ?? defaultWorkspaces}
     logger,
     settled,
     completed,
+    mockUrl,
+    apiKey,
+    handedBack(messageId, entry, times) {
+      const jobId = uploadJobId(messageId, entry);
+      const count = () => handedBackLog.filter((id) => id === jobId).length;
+      if (count() >= times) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const onWaiting = () => {
+          if (count() < times) return;
+          events.off('waiting', onWaiting);
+          resolve();
+        };
+        events.on('waiting', onWaiting);
+      });
+    },
     async record(messageId) {
       const response = await fetch(`${gateway.httpUrl}/v1/messages/${messageId}`);
       if (response.status !== 200) throw new Error(`GET /v1/messages/${messageId}: ${response.status}`);

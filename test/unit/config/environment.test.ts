@@ -193,3 +193,21 @@ describe('environment overrides', () => {
     ]);
   });
 });
+
+describe('secrets in problems', () => {
+  it.each([
+    ['api.apiKey', 'api:\n  baseUrl: https://api.example.com\n  apiKey: ${SECRET}\n'],
+    ['http.token', 'api:\n  mock: true\nhttp:\n  token: ${SECRET}\n'],
+  ])('never prints %s back, even when an all-digit variable makes it a number', (_path, yaml) => {
+    const text = `${yaml}workspaces:\n  - identifier: ws-1\n    ingestEmail: in@ingest.example\n`;
+    let problems: readonly string[] = [];
+    try {
+      parseConfig({ text, env: { SECRET: '98765432109876' }, source: 'inline' });
+    } catch (err) {
+      if (err instanceof ConfigError) problems = err.problems;
+    }
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.join('\n')).not.toContain('98765432109876');
+    expect(problems.join('\n')).toContain('(not shown)');
+  });
+});

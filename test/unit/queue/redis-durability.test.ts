@@ -79,3 +79,19 @@ describe('assessDurability', () => {
     expect(supportsWaitAof(version)).toBe(expected);
   });
 });
+
+describe('assessDurability with waitAof and AOF off', () => {
+  it('does not wait for an fsync that cannot come, and says so', () => {
+    const { durability } = assessDurability(
+      {
+        config: { 'maxmemory-policy': 'noeviction', appendonly: 'no', appendfsync: 'everysec' },
+        version: '7.2.4',
+      },
+      { allowEviction: false, waitAof: true },
+    );
+    expect(durability.waitAof).toBe(false);
+    expect(durability.warnings).toEqual(
+      expect.arrayContaining([expect.stringContaining('redis.waitAof needs AOF on')]),
+    );
+  });
+});
