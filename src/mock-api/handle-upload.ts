@@ -59,6 +59,7 @@ export async function handleUpload(
   context.uploads.record({
     documentIdentifier: document.meta.identifier,
     authorization: req.headers.authorization,
+    query: Object.fromEntries(new URL(req.url ?? '/', 'http://mock.invalid').searchParams),
     fields: form.fields,
     file:
       file === null

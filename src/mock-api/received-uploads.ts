@@ -23,6 +23,8 @@ export interface ReceivedUpload {
   fields: Record<string, string[]>;
   /** null for an upload by `url`. */
   file: ReceivedFile | null;
+  /** The query parameters of the request (e.g. `snake_case`), so a test sees what was asked. */
+  query: Record<string, string>;
   /** ISO 8601. */
   receivedAt: string;
 }

@@ -35,14 +35,31 @@ const regionBiasSchema = z
 const languageNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
 
 /**
+ * Codes withdrawn from ISO 639-1, which ICU still names (it maps them to their successors):
+ * in → id (1989), iw → he, ji → yi (1989), jw → jv (2001), mo → ro (2008), sh (Serbo-Croatian,
+ * deprecated in favour of sr, hr, bs).
+ */
+const withdrawnCodes: Readonly<Record<string, string>> = {
+  in: 'id',
+  iw: 'he',
+  ji: 'yi',
+  jw: 'jv',
+  mo: 'ro',
+  sh: 'sr, hr or bs',
+};
+
+/**
  * ISO 639-1 (two letters), except Chinese, which the service wants as `zh-cn` or `zh-tw`
  * (§4.2). Written in any case, sent in lowercase.
  */
 const languageSchema = z.string().transform((text, ctx) => {
   const code = text.trim().toLowerCase();
   if (code === 'zh-cn' || code === 'zh-tw') return code;
+  const current = withdrawnCodes[code];
   if (code === 'zh') {
     ctx.addIssue({ code: 'custom', message: 'for Chinese give zh-cn (simplified) or zh-tw (traditional)' });
+  } else if (current) {
+    ctx.addIssue({ code: 'custom', message: `${code} was withdrawn from ISO 639-1; give ${current}` });
   } else if (!/^[a-z]{2}$/.test(code) || languageNames.of(code) === undefined) {
     ctx.addIssue({
       code: 'custom',
@@ -160,6 +177,11 @@ const completionPolicySchema = z
   .refine((policy) => policy.maxDelay >= policy.firstDelay, {
     error: 'maxDelay must not be below firstDelay',
     path: ['maxDelay'],
+  })
+  // A first poll after the deadline would be the only one, and late: refuse it at load.
+  .refine((policy) => policy.maxTime >= policy.firstDelay, {
+    error: 'maxTime must not be below firstDelay',
+    path: ['maxTime'],
   });
 
 export const trackCompletionSchema = z.preprocess(

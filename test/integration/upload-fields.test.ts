@@ -127,9 +127,9 @@ describe('upload fields through the gateway', () => {
       deleteAfterParse: ['true'],
     });
     expect(upload?.fields).not.toHaveProperty('snake_case');
-    // The answer came in snake_case (the mock converts it for ?snake_case=true; the query
-    // itself is checked in multipart-contract.test.ts): the entry still has the identifier
-    // and the parse outcome, read from `meta.ready_dt` and friends.
+    // snake_case is the query parameter, and the answer came in snake_case: the entry still
+    // has the identifier and the parse outcome, read from `meta.ready_dt` and friends.
+    expect(upload?.query).toEqual({ snake_case: 'true' });
     const [entry] = (await harness.record(id)).attachments;
     expect(entry).toMatchObject({
       state: 'uploaded',

@@ -53,6 +53,8 @@ describe('upload fields: accepted values', () => {
     { yaml: 'language: DE', expected: { language: 'de' } },
     { yaml: 'language: zh-cn', expected: { language: 'zh-cn' } },
     { yaml: 'language: zh-TW', expected: { language: 'zh-tw' } },
+    // Tagalog: a current code, although ICU's canonical form is fil.
+    { yaml: 'language: tl', expected: { language: 'tl' } },
     { yaml: 'rejectDuplicates: true', expected: { rejectDuplicates: true } },
     { yaml: 'rejectDuplicates: false', expected: { rejectDuplicates: false } },
     { yaml: 'rejectDuplicates: null', expected: { rejectDuplicates: null } },
@@ -138,6 +140,14 @@ describe('upload fields: refused values, each with its path', () => {
     {
       yaml: 'language: zh',
       problem: `${at('language')}: for Chinese give zh-cn (simplified) or zh-tw (traditional)`,
+    },
+    {
+      yaml: 'language: iw',
+      problem: `${at('language')}: iw was withdrawn from ISO 639-1; give he`,
+    },
+    {
+      yaml: 'language: sh',
+      problem: `${at('language')}: sh was withdrawn from ISO 639-1; give sr, hr or bs`,
     },
     {
       yaml: 'language: eng',
@@ -272,6 +282,10 @@ describe('trackCompletion', () => {
     {
       yaml: '{firstDelay: 60000, maxDelay: 1000}',
       problems: [`${at}.maxDelay: maxDelay must not be below firstDelay`],
+    },
+    {
+      yaml: '{firstDelay: 60000, maxTime: 1000}',
+      problems: [`${at}.maxTime: maxTime must not be below firstDelay`],
     },
     {
       yaml: '{interval: 5}',
