@@ -136,7 +136,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (role === 'all' || role === 'worker') {
       const switchable = createSwitchableClient(apiClient(config, options.apiBaseUrl, options.apiKey));
       client = switchable;
-      steps.push({ name: 'api client', close: () => switchable.close() });
+      // Closed after both workers: what is still in flight then was handed back to the queue
+      // (upload.closeTimeout), so it is cut off rather than waited for.
+      steps.push({ name: 'api client', close: () => switchable.destroy() });
       const workerRedis = createWorkerConnection(options.redisUrl, logger);
       steps.push({ name: 'worker redis', close: () => closeConnection(workerRedis) });
       // Completion tracking (workspaces[].trackCompletion): its queue, fed by the upload

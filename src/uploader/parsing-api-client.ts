@@ -51,6 +51,8 @@ export interface ParsingApiClient {
   findDocuments(customIdentifier: string, options?: GetDocumentOptions): Promise<ApiResult>;
   /** Idempotent; waits for requests in flight. */
   close(): Promise<void>;
+  /** Ends the requests still in flight at once (their work was handed back), then closes. */
+  destroy(): Promise<void>;
 }
 
 /** 1 MiB: a Document without `data` is a few KiB; error pages are smaller still. */
@@ -129,6 +131,10 @@ export function createParsingApiClient(options: ParsingApiClientOptions): Parsin
     },
     close() {
       closing ??= pool.close();
+      return closing;
+    },
+    destroy() {
+      closing ??= pool.destroy();
       return closing;
     },
   };

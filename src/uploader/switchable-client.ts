@@ -25,5 +25,9 @@ export function createSwitchableClient(initial: ParsingApiClient): SwitchableCli
       closing ??= current.close();
       return closing;
     },
+    destroy() {
+      closing ??= current.destroy();
+      return closing;
+    },
   };
 }

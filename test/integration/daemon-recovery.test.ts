@@ -134,4 +134,31 @@ describe('recovery of the running daemon', () => {
     restarted.signal('SIGTERM');
     expect(await restarted.exited).toBe(0);
   }, 90_000);
+
+  it('stops within its deadline with an upload in flight, and the next run uploads it once', async () => {
+    // The upload hangs (the API's timeout is a minute); stopping must not wait for it.
+    mock.enqueueFault({ hang: true });
+    const configPath = await writeConfig(
+      'inflight.yaml',
+      `baseUrl: "${mockUrl}", apiKey: ${rightKey}, timeout: 60000`,
+      ', stalledAfter: 1000, closeTimeout: 1000',
+    );
+    const first = await startDaemon(configPath, 'all', 'debug');
+    daemon = first;
+    const id = await send(first.smtpPort, 'inflight');
+    await first.waitFor((line) => line.includes('"msg":"uploading"') && line.includes(`${id}-0`));
+    const stopping = Date.now();
+    first.signal('SIGTERM');
+    expect(await first.exited).toBe(0);
+    // A coarse bound: upload.closeTimeout (1 s) and the closing steps, far below the minute
+    // the hanging request would have held the process.
+    expect(Date.now() - stopping).toBeLessThan(20_000);
+
+    const second = await startDaemon(configPath);
+    daemon = second;
+    await second.waitFor((line) => line.includes('document uploaded') && line.includes(id));
+    expect(mock.uploads.filter((upload) => upload.file?.fileName === 'inflight.pdf')).toHaveLength(1);
+    second.signal('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 90_000);
 });
