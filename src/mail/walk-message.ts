@@ -254,7 +254,9 @@ function asRefusal(err: Error, limits: WalkLimits): Error {
   return /header/i.test(err.message)
     ? new RefusalError(
         'MIME_LIMIT',
-        `a MIME header block is larger than the ${limits.maxHeaderBytes} bytes this server reads`,
+        // mailsplit counts a header line as at least 64 bytes: say so, so that a header of many
+        // short lines is not told it is larger than it is.
+        `a MIME header block is larger than the ${limits.maxHeaderBytes} bytes this server reads (a line counts at least 64)`,
       )
     : new RefusalError(
         'MIME_LIMIT',

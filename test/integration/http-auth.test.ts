@@ -94,15 +94,21 @@ describe('HTTP API token', () => {
   });
 });
 
+/**
+ * The HTTP API of a configuration whose http section names no host (the harness adds only
+ * `port: 0`): the default host is proven in test/unit/config/load-config.test.ts, this proves
+ * the gateway listens where that default says.
+ */
 describe('HTTP API on loopback without a token', () => {
   let harness: Harness;
 
   beforeAll(async () => {
-    harness = await startHarness();
+    harness = await startHarness({ http: '' });
   });
   afterAll(async () => harness?.close());
 
-  it('binds to 127.0.0.1 and asks for no token there', async () => {
+  it('binds to 127.0.0.1 when http.host is not set, and asks for no token there', async () => {
+    expect(harness.config.http.host).toBe('127.0.0.1');
     expect(harness.httpUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${harness.httpUrl}/readyz`)).status).toBe(200);
   });

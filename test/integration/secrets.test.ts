@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeySpace } from '../../src/queue/keys.ts';
 import { uploadJobId, uploadQueueName } from '../../src/queue/upload-queue.ts';
-import { apiKey, type Harness, startHarness } from '../support/gateway-harness.ts';
+import { apiKey, type Harness, type LogSink, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId, type Reply } from '../support/smtp-session.ts';
 
@@ -63,17 +63,16 @@ describe('secrets', () => {
   it('drives uploads through every outcome', async () => {
     // Redis away: 451, readiness says so; back: the mail is taken again. First, as this
     // Redis keeps nothing over a restart.
+    const from = harness.logs.lines.length;
     await harness.redis.stop();
     expect((await send('outage'))?.text).toMatch(/^451 4\.3\.0 /);
     expect((await api('/readyz')).status).toBe(503);
     await api('/metrics');
+    // The intake connection (the SMTP path's) has noticed, so it will log its recovery.
+    await intakeLogged(harness.logs, from, 'redis connection error');
     await harness.redis.start();
-    let accepted: Reply | null = null;
-    for (let attempt = 0; attempt < 100 && accepted?.code !== 250; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-      accepted = await send('after-outage');
-    }
-    const recovered = queuedId(accepted);
+    await intakeLogged(harness.logs, from, 'redis connection restored');
+    const recovered = queuedId(await send('after-outage'));
     expect(await harness.settled(recovered, 0)).toBe('completed');
 
     // A 400: the attachment fails for good, with the service's detail in the record.
@@ -184,6 +183,25 @@ describe('secrets', () => {
     }
   });
 });
+
+/**
+ * Resolves once a line from index `from` on is the gateway's intake Redis connection logging
+ * `msg` (it logs each change of its state once). The harness's sink keeps its lines but emits
+ * no event, so its _write is wrapped until the line has come.
+ */
+function intakeLogged(logs: LogSink, from: number, msg: string): Promise<void> {
+  const matches = (line: string) => line.includes('"redis":"intake"') && line.includes(`"msg":"${msg}"`);
+  if (logs.lines.slice(from).some(matches)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const write = logs._write;
+    logs._write = (chunk, encoding, callback) => {
+      write.call(logs, chunk, encoding, callback);
+      if (!logs.lines.slice(from).some(matches)) return;
+      logs._write = write;
+      resolve();
+    };
+  });
+}
 
 /** A key's value as text, whatever its type. */
 async function readAny(redis: Redis, key: string): Promise<string> {

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { defaultWorkspaces, type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { RawSmtpClient } from '../support/raw-smtp-client.ts';
 import { queuedId, SmtpSession } from '../support/smtp-session.ts';
@@ -15,12 +15,44 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()));
 });
 
+/**
+ * A whole transaction for an open workspace, written without waiting for any reply (as a
+ * client that ignores a refusal would): had the gateway read it, a PDF would be uploaded.
+ */
+async function blindTransaction(label: string): Promise<Buffer> {
+  const message = await composeMessage({
+    attachments: [{ filename: `${label}.pdf`, content: uniquePdf(label) }],
+  });
+  return Buffer.concat([
+    Buffer.from('EHLO client.test\r\nMAIL FROM:<ann@acme.example>\r\nRCPT TO:<documents@ingest.test>\r\n'),
+    Buffer.from('DATA\r\n'),
+    Buffer.from(message.toString('latin1').replace(/^\./gm, '..'), 'latin1'),
+    Buffer.from('\r\n.\r\n'),
+  ]);
+}
+
+/**
+ * The blind transaction `label` was not taken: no message accepted since log line `from`
+ * (the gateway logs that before its 250, so no upload can follow later) and the mock API got
+ * no upload of its file.
+ */
+function expectNothingTaken(harness: Harness, from: number, label: string): void {
+  expect(harness.logs.lines.slice(from).filter((line) => line.includes('"msg":"message accepted"'))).toEqual(
+    [],
+  );
+  expect(harness.mock.uploads.filter((upload) => upload.file?.fileName === `${label}.pdf`)).toEqual([]);
+}
+
 /** Connection and transaction limits of the SMTP edge, each attacked over a real session. */
 describe('SMTP limits', () => {
   let harness: Harness;
 
   beforeAll(async () => {
-    harness = await startHarness({ smtp: '  maxClients: 2\n  maxRecipients: 2' });
+    // A third workspace, so that the recipient past maxRecipients is one that would get uploads.
+    harness = await startHarness({
+      smtp: '  maxClients: 2\n  maxRecipients: 2',
+      workspaces: `${defaultWorkspaces}  - identifier: ws-third\n    ingestEmail: third@ingest.test\n`,
+    });
   });
   afterAll(async () => harness?.close());
 
@@ -30,11 +62,16 @@ describe('SMTP limits', () => {
     expect((await first.reply()).code).toBe(220);
     expect((await second.reply()).code).toBe(220);
 
+    const from = harness.logs.lines.length;
     const third = client(harness.smtpPort);
     expect((await third.reply()).text).toBe(
       '421 gateway.test Too many connected clients, try again in a moment',
     );
+    // A client that goes on regardless is not read.
+    await third.write(await blindTransaction('max-clients'));
     await third.closed;
+    expect(third.transcript).toBe('421 gateway.test Too many connected clients, try again in a moment\r\n');
+    expectNothingTaken(harness, from, 'max-clients');
 
     expect((await first.command('QUIT')).code).toBe(221);
     await first.closed;
@@ -67,25 +104,44 @@ describe('SMTP limits', () => {
       const message = await composeMessage({
         attachments: [{ filename: 'r.pdf', content: uniquePdf('recipients') }],
       });
-      const reply = await smtp.data(message);
-      expect((await harness.record(queuedId(reply))).envelope.rcptTo).toEqual([
-        'documents@ingest.test',
-        'invoices@ingest.test',
+      const id = queuedId(await smtp.data(message));
+      const record = await harness.record(id);
+      expect(record.envelope.rcptTo).toEqual(['documents@ingest.test', 'invoices@ingest.test']);
+      // The refused recipient's workspace gets nothing: one upload for each of the other two.
+      expect(record.workspaces.map((workspace) => workspace.identifier)).toEqual(['ws-open', 'ws-acme']);
+      expect(record.attachments.map((entry) => entry.workspace)).toEqual(['ws-open', 'ws-acme']);
+      expect(await Promise.all([harness.settled(id, 0), harness.settled(id, 1)])).toEqual([
+        'completed',
+        'completed',
       ]);
+      expect(
+        harness.mock.uploads
+          .filter((upload) => upload.file?.fileName === 'r.pdf')
+          .map((upload) => upload.fields.workspace?.[0])
+          .sort(),
+      ).toEqual(['ws-acme', 'ws-open']);
     } finally {
       await smtp.close();
     }
   });
 
   it('takes a command line of 512 octets and answers a longer one with 500 5.5.2, then closes', async () => {
+    const from = harness.logs.lines.length;
     const session = client(harness.smtpPort);
     await session.reply();
     // NOOP ignores its argument: 510 octets and CRLF is the longest line there is.
     expect((await session.command(`NOOP ${'x'.repeat(505)}`)).text).toBe('250 OK');
-    expect((await session.command(`NOOP ${'x'.repeat(506)}`)).text).toBe(
-      '500 5.5.2 line too long: a command line is at most 512 octets (RFC 5321 4.5.3.1.4)',
+    // The over-long line and a whole transaction behind it, in one write: none of it is read.
+    await session.write(
+      Buffer.concat([Buffer.from(`NOOP ${'x'.repeat(506)}\r\n`), await blindTransaction('line-too-long')]),
     );
-    await session.closed;
+    expect(await session.rest()).toEqual([
+      {
+        code: 500,
+        text: '500 5.5.2 line too long: a command line is at most 512 octets (RFC 5321 4.5.3.1.4)',
+      },
+    ]);
+    expectNothingTaken(harness, from, 'line-too-long');
   });
 
   it('does not buffer an endless line: 500 5.5.2, then the connection closes long before it ends', async () => {

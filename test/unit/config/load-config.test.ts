@@ -333,3 +333,41 @@ describe('api.apiKeyFile', () => {
     expect(config.api.apiKey).toBeUndefined();
   });
 });
+
+/**
+ * Where the listeners go when the file does not say: the HTTP API serves whole e-mails, so it
+ * stays on loopback unless an operator names another host (and then must set a token); the
+ * SMTP intake is the MX, so it listens on every interface.
+ */
+describe('listener defaults', () => {
+  it('puts the HTTP API on 127.0.0.1:8025, without a token, when the file has no http section', () => {
+    const { http } = parse(LIVE);
+    expect(http).toEqual({ host: '127.0.0.1', port: 8025 });
+    expect(http.token).toBeUndefined();
+  });
+
+  it('keeps 127.0.0.1 when http sets other keys, or HTTP_PORT and HTTP_TOKEN are set', () => {
+    expect(parse(`http: {port: 0}\n${LIVE}`).http).toEqual({ host: '127.0.0.1', port: 0 });
+    const token = 'http-token-of-16-chars';
+    expect(parse(LIVE, { HTTP_PORT: '9000', HTTP_TOKEN: token }).http).toEqual({
+      host: '127.0.0.1',
+      port: 9000,
+      token,
+    });
+  });
+
+  it('asks for a token only once http.host leaves loopback', () => {
+    expect(problemsOf(`http: {host: 0.0.0.0}\n${LIVE}`)).toEqual([
+      'http.token: is required when host is 0.0.0.0 (not loopback): the API serves stored e-mails; set HTTP_TOKEN',
+    ]);
+    expect(problemsOf(`http: {host: 0.0.0.0}\n${LIVE}`, { HTTP_TOKEN: 'http-token-of-16-chars' })).toEqual(
+      [],
+    );
+  });
+
+  it('puts the SMTP intake on 0.0.0.0:2525 when the file has no smtp section', () => {
+    const { smtp } = parse(LIVE);
+    expect({ host: smtp.host, port: smtp.port }).toEqual({ host: '0.0.0.0', port: 2525 });
+    expect(parse(LIVE, { SMTP_PORT: '25' }).smtp).toMatchObject({ host: '0.0.0.0', port: 25 });
+  });
+});
