@@ -97,14 +97,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
     const workspaces = new Map<string, WorkspaceConfig>(config.workspaces.map((ws) => [ws.identifier, ws]));
-    for (const workspace of config.workspaces) {
-      if (identifiesOneUpload(workspace)) continue;
-      logger.warn(
-        { workspace: workspace.identifier },
-        'upload.customIdentifier does not name one upload (it lacks {queueId} or {attachmentIndex}): ' +
-          'a retry after a lost answer cannot find the earlier document, so it may be uploaded twice',
-      );
-    }
+    warnUnidentifiable(config.workspaces, logger);
 
     let routeTable: ReturnType<typeof createRouteTable> | undefined;
     let worker: UploadWorker | undefined;
@@ -175,6 +168,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         retryMaxDelay: config.upload.retryMaxDelay,
         stalledAfter: config.upload.stalledAfter,
         closeTimeout: config.upload.closeTimeout,
+        maxStalls: config.upload.maxStalls,
+        keyGeneration: () => switchable.generation,
         metrics,
         logger,
         ...(options.random ? { random: options.random } : {}),
@@ -250,6 +245,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       void client?.replace(apiClient(next.config, next.apiBaseUrl, next.apiKey));
       workspaces.clear();
       for (const workspace of next.config.workspaces) workspaces.set(workspace.identifier, workspace);
+      warnUnidentifiable(next.config.workspaces, logger);
       if (routeTable) routeTable = createRouteTable(next.config.workspaces);
       worker?.resume();
       logger.info(
@@ -262,6 +258,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   } catch (err) {
     await close();
     throw err;
+  }
+}
+
+/** Workspaces whose customIdentifier template cannot tell a retry what an earlier attempt uploaded. */
+function warnUnidentifiable(workspaces: readonly WorkspaceConfig[], logger: Logger): void {
+  for (const workspace of workspaces) {
+    if (identifiesOneUpload(workspace)) continue;
+    logger.warn(
+      { workspace: workspace.identifier },
+      'upload.customIdentifier does not name one upload (it lacks {queueId} or {attachmentIndex}): ' +
+        'a retry after a lost answer cannot find the earlier document, so it may be uploaded twice',
+    );
   }
 }
 

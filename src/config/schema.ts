@@ -202,6 +202,11 @@ const uploadSchema = z.strictObject({
    * handed out again after about this long (BullMQ lockDuration and stalledInterval); default 30000.
    */
   stalledAfter: integer(1000, 600_000).default(30_000),
+  /**
+   * How often a job may be re-run after its worker stopped mid-upload (a crash, or a stop past
+   * closeTimeout) before it is failed as a poison job; default 3.
+   */
+  maxStalls: integer(1, 100).default(3),
   /** Milliseconds stopping waits for uploads in flight before handing them back to the queue; default 30000. */
   closeTimeout: integer(0, 600_000).default(30_000),
 });

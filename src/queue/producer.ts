@@ -46,13 +46,28 @@ export interface ProducerOptions {
 
 /** How long a delivery is remembered for duplicate detection: sending servers give up after 5 days. */
 const deliveryMemorySeconds = 7 * 24 * 3600;
-/** Seconds a delivery is claimed before its record is committed: a commit takes milliseconds. */
-const claimSeconds = 120;
+/**
+ * Seconds a delivery is claimed before its record is committed: a commit takes milliseconds
+ * and its commands time out after 10 s, so a claim left by a process that died lapses soon.
+ */
+const claimSeconds = 15;
+/** A claim's value: the claimant's id behind this prefix, until the commit replaces it. */
+const claimPrefix = 'claim:';
+/** Delete the key only while it still holds this claim. */
+const releaseScript = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+/** Replace the key's value only while it is still the one read (or gone): compare and set. */
+const swapScript = `
+local current = redis.call('GET', KEYS[1])
+if (current == false and ARGV[1] == '') or current == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+  return 1
+end
+return 0`;
 
 /**
  * Commits an accepted message so that 250 is true: blobs, record and jobs are all in Redis
  * before enqueue() resolves. Order matters for crash safety:
- *   0. the delivery hash claimed (SET NX, a two-minute lease): a copy of the same delivery
+ *   0. the delivery hash claimed (SET NX, a 15-second lease, released if the commit fails): a copy of the same delivery
  *      arriving meanwhile over another connection is asked to try again (451);
  *   1. one MULTI under the message's hash tag: parts renamed to their blobs, unused parts
  *      deleted, blob reference counts and the record (status `committed`);
@@ -129,11 +144,16 @@ export function createProducer(options: ProducerOptions): Producer {
     async enqueue(message) {
       const deliveryKey = keys.delivery(message.deliveryHash);
       const id = message.incoming.messageId;
+      const claim = `${claimPrefix}${id}`;
+      const inProgress = () =>
+        new RefusalError('DELIVERY_IN_PROGRESS', 'a copy of this message is being received; try again later');
       // Claim the delivery atomically, for a short lease: two copies of one message arriving
       // at once (a sender retrying over a second connection) must not both be accepted.
-      const claimed = await redis.set(deliveryKey, id, 'EX', claimSeconds, 'NX');
-      if (claimed === null) {
+      if ((await redis.set(deliveryKey, claim, 'EX', claimSeconds, 'NX')) === null) {
         const earlierId = await redis.get(deliveryKey);
+        // Another copy is being committed right now (or its process died before committing
+        // and the lease lapses within claimSeconds): the sender tries again shortly.
+        if (earlierId?.startsWith(claimPrefix)) throw inProgress();
         const earlier = earlierId === null ? null : await ledger.read(earlierId);
         if (earlierId !== null && earlier) {
           await message.incoming.discard();
@@ -142,14 +162,25 @@ export function createProducer(options: ProducerOptions): Producer {
           log.info({ queueId: earlierId }, 'repeated delivery of an accepted message');
           return { messageId: earlierId, duplicate: true };
         }
-        // Another copy is being received right now (or its session died before committing,
-        // and the lease lapses within claimSeconds): the sender tries again shortly.
-        throw new RefusalError(
-          'DELIVERY_IN_PROGRESS',
-          'a copy of this message is being received; try again later',
+        // Remembered, but its record has expired (retention.messages): a new message, taken
+        // over only if nobody else took it meanwhile.
+        const taken = await redis.eval(
+          swapScript,
+          1,
+          deliveryKey,
+          earlierId ?? '',
+          claim,
+          String(claimSeconds),
         );
+        if (taken !== 1) throw inProgress();
       }
-      await commit(message);
+      try {
+        await commit(message);
+      } catch (err) {
+        // Nothing was committed: let the sender's retry claim the delivery at once.
+        await redis.eval(releaseScript, 1, deliveryKey, claim).catch(() => undefined);
+        throw err;
+      }
       // The record exists now: remember the delivery for as long as senders retry.
       await redis.set(deliveryKey, id, 'EX', deliveryMemorySeconds);
       await finish(id, message.entries);

@@ -41,6 +41,10 @@ export interface UploadWorkerOptions {
   stalledAfter?: number;
   /** upload.closeTimeout, ms: how long close() waits for uploads in flight; default 30 s. */
   closeTimeout?: number;
+  /** upload.maxStalls: how often a job may be re-run after its worker died before it fails; default 3. */
+  maxStalls?: number;
+  /** Which API key is in use (it changes on a reload): a 401 to an older key does not pause. */
+  keyGeneration?: () => number;
   /** Completion tracking's queue; absent when no workspace tracks completion. */
   completion?: Queue<CompletionJobData>;
 }
@@ -96,6 +100,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     concurrency: options.concurrency,
     autorun: false,
     lockDuration: options.stalledAfter ?? 30_000,
+    maxStalledCount: options.maxStalls ?? 3,
     stalledInterval: options.stalledAfter ?? 30_000,
     settings: {
       backoffStrategy: (attemptsMade, _type, err) =>
@@ -171,6 +176,8 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     const record = entryBefore ? await ledger.read(data.messageId) : null;
     const context = uploadContextOf(record, data, new Date());
     const maxAttempts = job.opts.attempts ?? options.attempts;
+    // The key this attempt's requests carry: a reload may replace it while they are in flight.
+    const keyGeneration = options.keyGeneration?.() ?? 0;
     const earlier = await earlierUpload(job, current, workspace, context, jobLog);
     let inspected: InspectedResponse;
     if (earlier) {
@@ -190,7 +197,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       inspected = inspectResponse({ result, attempt, maxAttempts });
     }
     options.metrics?.uploads.inc({ outcome: inspected.verdict.outcome });
-    const settled = await settle(job, token, inspected, jobLog, attempt, fail);
+    const settled = await settle(job, token, inspected, jobLog, attempt, fail, keyGeneration);
     if (options.completion && inspected.verdict.outcome === 'uploaded') {
       await startTracking({
         queue: options.completion,
@@ -267,7 +274,9 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       options.completion &&
       workspace &&
       entry.state === 'uploaded' &&
-      !entry.completion &&
+      // Tracking never started, or marked polling by a run that died before adding its job
+      // (adding it again is a no-op: the job id is stable).
+      (!entry.completion || entry.completion.state === 'polling') &&
       entry.ready !== true
     ) {
       await startTracking({
@@ -294,6 +303,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     jobLog: Logger,
     attempt: number,
     fail: (reason: string, patch?: Partial<AttachmentEntry>) => Promise<never>,
+    keyGeneration: number,
   ): Promise<{ documentIdentifier: string }> {
     const { data } = job;
     switch (verdict.outcome) {
@@ -338,6 +348,13 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
           requestErrorOf(verdict),
         );
       case 'unauthorized': {
+        // Refused a key that a reload has replaced since: not a reason to stop again.
+        if (options.keyGeneration && options.keyGeneration() !== keyGeneration) {
+          throw new RetryableUploadError(
+            'the API key was replaced while this request was in flight',
+            undefined,
+          );
+        }
         // The key is wrong for every job: stop taking jobs and put this one back in the queue
         // untouched (no attempt spent), so the backlog waits instead of failing. A reload with
         // a corrected key (SIGHUP) resumes the worker. pause(true): do not wait for the active

@@ -107,12 +107,12 @@ describe('recovery of the running daemon', () => {
     const configPath = await writeConfig(
       'poison.yaml',
       `baseUrl: "${mockUrl}", apiKey: ${rightKey}, timeout: 60000`,
-      ', stalledAfter: 1000',
+      ', stalledAfter: 1000, maxStalls: 1',
     );
     daemon = await startDaemon(configPath, 'all', 'debug');
     const id = await send(daemon.smtpPort, 'poison');
     const jobId = `${id}-0`;
-    // Twice the worker dies in the middle of the job (BullMQ allows one stall).
+    // Twice the worker dies in the middle of the job (upload.maxStalls: 1 allows one stall).
     for (let kill = 0; kill < 2; kill++) {
       const current = daemon;
       await current.waitFor((line) => line.includes('"msg":"uploading"') && line.includes(jobId));

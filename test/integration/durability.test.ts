@@ -97,4 +97,26 @@ describe('durability and retention', () => {
       await harness.close();
     }
   });
+
+  it('takes a repeated delivery whose record has expired as a new message, not as one in progress', async () => {
+    const harness = await startHarness();
+    const redis = new Redis(harness.redis.url);
+    try {
+      const message = await composeMessage({
+        attachments: [{ filename: 'again.pdf', content: uniquePdf('again') }],
+      });
+      const first = queuedId(
+        (await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })).data,
+      );
+      await harness.settled(first, 0);
+      // retention.messages has passed for the record (its delivery is remembered a week).
+      await redis.del(createKeySpace(harness.config.redis.prefix).message(first).record);
+      const { data } = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+      expect(data?.text).toMatch(/^250 2\.0\.0 queued as /);
+      expect(queuedId(data)).not.toBe(first);
+    } finally {
+      redis.disconnect();
+      await harness.close();
+    }
+  });
 });

@@ -73,6 +73,7 @@ describe('loadConfig', () => {
         retryBaseDelay: 1000,
         retryMaxDelay: 600_000,
         stalledAfter: 30_000,
+        maxStalls: 3,
         closeTimeout: 30_000,
       },
       http: { host: '127.0.0.1', port: 8025 },
