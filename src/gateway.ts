@@ -15,6 +15,7 @@ import {
   closeConnection,
   createIntakeConnection,
   createWorkerConnection,
+  redisTarget,
 } from './queue/redis-connections.ts';
 import { assessDurability, type Durability, readRedisFacts } from './queue/redis-durability.ts';
 import { createUploadQueue, type UploadJobData } from './queue/upload-queue.ts';
@@ -86,7 +87,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   try {
-    const intakeRedis = createIntakeConnection(options.redisUrl, logger);
+    const redis = redisTarget(options.redisUrl, config.redis);
+    const intakeRedis = createIntakeConnection(redis, logger);
     steps.push({ name: 'redis', close: () => closeConnection(intakeRedis) });
     await waitReady(intakeRedis);
     const { durability, refusal } = assessDurability(await readRedisFacts(intakeRedis), config.redis);
@@ -132,7 +134,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // Closed after both workers: what is still in flight then was handed back to the queue
       // (upload.closeTimeout), so it is cut off rather than waited for.
       steps.push({ name: 'api client', close: () => switchable.destroy() });
-      const workerRedis = createWorkerConnection(options.redisUrl, logger);
+      const workerRedis = createWorkerConnection(redis, logger);
       steps.push({ name: 'worker redis', close: () => closeConnection(workerRedis) });
       // Completion tracking (workspaces[].trackCompletion): its queue, fed by the upload
       // worker, and its poller, started before the uploads and closed after them.
@@ -141,7 +143,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         const queue = createCompletionQueue({ connection: workerRedis, keys });
         queue.on('error', (err) => logger.error({ err }, 'completion queue error'));
         steps.push({ name: 'completion queue', close: () => queue.close() });
-        const completionRedis = createWorkerConnection(options.redisUrl, logger, 'completion');
+        const completionRedis = createWorkerConnection(redis, logger, 'completion');
         steps.push({ name: 'completion redis', close: () => closeConnection(completionRedis) });
         const poller = createCompletionWorker({
           connection: completionRedis,

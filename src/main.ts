@@ -83,6 +83,8 @@ async function resolveRedis(
   stops: Array<() => Promise<void>>,
 ): Promise<string> {
   const url = config.redis.url;
+  // With Sentinels the URL names no server to probe: the connections ask them, and wait.
+  if (config.redis.sentinels.length > 0) return url;
   if (await redisAnswers(url)) return url;
   if (!config.redis.startLocal) {
     throw new Error(`Redis does not answer at ${redactUrl(url)}; start it or set REDIS_URL to one that does`);

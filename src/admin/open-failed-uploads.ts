@@ -2,7 +2,7 @@ import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logger.ts';
 import { createKeySpace } from '../queue/keys.ts';
 import { createMessageLedger } from '../queue/message-ledger.ts';
-import { closeConnection, createWorkerConnection } from '../queue/redis-connections.ts';
+import { closeConnection, createWorkerConnection, redisTarget } from '../queue/redis-connections.ts';
 import { createUploadQueue } from '../queue/upload-queue.ts';
 import { createFailedUploads, type FailedUploads } from './failed-uploads.ts';
 
@@ -13,7 +13,7 @@ export function openFailedUploads(
   logger: Logger,
 ): { failed: FailedUploads; close(): Promise<void> } {
   const keys = createKeySpace(config.redis.prefix);
-  const redis = createWorkerConnection(redisUrl, logger, 'admin');
+  const redis = createWorkerConnection(redisTarget(redisUrl, config.redis), logger, 'admin');
   const queue = createUploadQueue({
     connection: redis,
     keys,

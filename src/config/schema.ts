@@ -108,6 +108,13 @@ const redisSchema = z.strictObject({
     .regex(/^[A-Za-z0-9._-]+$/, { error: 'expected letters, digits, "-", "_" or "."' })
     .default('ingest'),
   /**
+   * Sentinels ("host:port") that know the master: the gateway then asks them where Redis is,
+   * and follows a failover; `url` still gives the password and database. Default none.
+   */
+  sentinels: z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, { error: 'expected host:port' })).default([]),
+  /** The master's name in the Sentinels' configuration; default mymaster. */
+  sentinelName: nonEmptyString().default('mymaster'),
+  /**
    * When nothing answers at `url`, start a private redis-server (data in .data/redis) and stop
    * it on exit; default false. For local development only: a production gateway must wait for
    * its own Redis, never run on an empty one.

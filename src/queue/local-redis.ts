@@ -62,14 +62,20 @@ export async function startLocalRedis(dataDir: string, logger: Logger): Promise<
   return { url, stop: () => stopRedisServer(child) };
 }
 
-/** Start redis-server with these arguments; resolves once it accepts connections. */
-export async function spawnRedisServer(args: readonly string[]): Promise<ChildProcess> {
+/**
+ * Start redis-server with these arguments; resolves once it prints `readyLine` (a server says
+ * it accepts connections; a Sentinel, that it monitors its master).
+ */
+export async function spawnRedisServer(
+  args: readonly string[],
+  readyLine = 'Ready to accept connections',
+): Promise<ChildProcess> {
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
+      if (output.includes(readyLine)) {
         child.stdout?.off('data', onData);
         child.stdout?.resume();
         child.off('exit', onExit);

@@ -60,6 +60,8 @@ describe('loadConfig', () => {
       redis: {
         url: 'redis://127.0.0.1:6379',
         prefix: 'ingest',
+        sentinels: [],
+        sentinelName: 'mymaster',
         startLocal: false,
         allowEviction: false,
         waitAof: false,
