@@ -184,23 +184,9 @@ describe('secrets', () => {
   });
 });
 
-/**
- * Resolves once a line from index `from` on is the gateway's intake Redis connection logging
- * `msg` (it logs each change of its state once). The harness's sink keeps its lines but emits
- * no event, so its _write is wrapped until the line has come.
- */
+/** Resolves once the gateway's intake Redis connection logs `msg` (once per change of state). */
 function intakeLogged(logs: LogSink, from: number, msg: string): Promise<void> {
-  const matches = (line: string) => line.includes('"redis":"intake"') && line.includes(`"msg":"${msg}"`);
-  if (logs.lines.slice(from).some(matches)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const write = logs._write;
-    logs._write = (chunk, encoding, callback) => {
-      write.call(logs, chunk, encoding, callback);
-      if (!logs.lines.slice(from).some(matches)) return;
-      logs._write = write;
-      resolve();
-    };
-  });
+  return logs.waitFor((line) => line.includes('"redis":"intake"') && line.includes(`"msg":"${msg}"`), from);
 }
 
 /** A key's value as text, whatever its type. */

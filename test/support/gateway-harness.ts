@@ -14,12 +14,28 @@ import { startRedis, type TestRedis } from './redis-server.ts';
 
 export const apiKey = 'test-api-key-5f2b9c';
 
-/** The log lines a component wrote, parsed, for assertions. */
+/** The log lines a component wrote, for assertions; emits 'line' for each. */
 export class LogSink extends Writable {
   readonly lines: string[] = [];
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
-    this.lines.push(...chunk.toString().split('\n').filter(Boolean));
+    for (const line of chunk.toString().split('\n').filter(Boolean)) {
+      this.lines.push(line);
+      this.emit('line', line);
+    }
     callback();
+  }
+
+  /** Resolves once a line from index `from` on matches: one already written, or the next that does. */
+  waitFor(matches: (line: string) => boolean, from = 0): Promise<void> {
+    if (this.lines.slice(from).some(matches)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const onLine = (line: string) => {
+        if (!matches(line)) return;
+        this.off('line', onLine);
+        resolve();
+      };
+      this.on('line', onLine);
+    });
   }
 }
 
