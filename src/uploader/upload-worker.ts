@@ -6,7 +6,7 @@ import type { Logger } from '../logger.ts';
 import { releaseBlob } from '../queue/blob-release.ts';
 import type { KeySpace } from '../queue/keys.ts';
 import type { MessageLedger } from '../queue/message-ledger.ts';
-import type { AttachmentEntry } from '../queue/message-record.ts';
+import type { AttachmentEntry, MessageRecord } from '../queue/message-record.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import { type ApiResult, type InspectedResponse, inspectResponse } from './classify-response.ts';
 import { type CompletionJobData, startTracking } from './completion-queue.ts';
@@ -197,7 +197,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       inspected = inspectResponse({ result, attempt, maxAttempts });
     }
     options.metrics?.uploads.inc({ outcome: inspected.verdict.outcome });
-    const settled = await settle(job, token, inspected, jobLog, attempt, fail, keyGeneration);
+    const settled = await settle(job, token, inspected, jobLog, attempt, fail, keyGeneration, record);
     if (options.completion && inspected.verdict.outcome === 'uploaded') {
       await startTracking({
         queue: options.completion,
@@ -244,8 +244,11 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   }
 
   /** Where the document came from: `GET /v1/documents/{identifier}`. Idempotent. */
-  async function indexDocument(data: UploadJobData, documentIdentifier: string): Promise<void> {
-    const record = await ledger.read(data.messageId);
+  async function indexDocument(
+    data: UploadJobData,
+    documentIdentifier: string,
+    record: MessageRecord | null,
+  ): Promise<void> {
     await ledger.recordDocument({
       documentIdentifier,
       messageId: data.messageId,
@@ -263,7 +266,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
    */
   async function finishSettled(data: UploadJobData, entry: AttachmentEntry, jobLog: Logger): Promise<void> {
     if (!entry.documentIdentifier) return;
-    await indexDocument(data, entry.documentIdentifier);
+    await indexDocument(data, entry.documentIdentifier, await ledger.read(data.messageId));
     await releaseBlob(options.redis, keys, {
       messageId: data.messageId,
       sha256: data.sha256,
@@ -304,6 +307,8 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     attempt: number,
     fail: (reason: string, patch?: Partial<AttachmentEntry>) => Promise<never>,
     keyGeneration: number,
+    /** The message record this attempt read for its fields: the document index takes its source from it. */
+    record: MessageRecord | null,
   ): Promise<{ documentIdentifier: string }> {
     const { data } = job;
     switch (verdict.outcome) {
@@ -313,7 +318,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
         const reason = rejected ? `${verdict.errorCode}: ${verdict.errorDetail}` : null;
         // The document index first, the entry second, the blob last: a run cut short after any
         // step is re-run, sees a settled entry, and redoes the steps after it (finishSettled).
-        await indexDocument(data, verdict.documentIdentifier);
+        await indexDocument(data, verdict.documentIdentifier, record);
         await ledger.updateEntry(data.messageId, data.entry, {
           state: verdict.outcome,
           reason,
