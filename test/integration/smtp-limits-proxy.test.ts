@@ -1,18 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { RawSmtpClient } from '../support/raw-smtp-client.ts';
+import { clientsClosedAfterEach, type RawSmtpClient } from '../support/raw-smtp-client.ts';
 import { queuedId } from '../support/smtp-session.ts';
 
-const open: RawSmtpClient[] = [];
-function client(port: number): RawSmtpClient {
-  const created = new RawSmtpClient(port);
-  open.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((item) => item.close()));
-});
+const client = clientsClosedAfterEach();
 
 /** A connection through the load balancer at 127.0.0.1, for the client at `address`. */
 async function proxied(port: number, address: string): Promise<RawSmtpClient> {

@@ -1,20 +1,12 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/gateway.ts';
 import { apiKey, type Harness, type LogSink, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { RawSmtpClient } from '../support/raw-smtp-client.ts';
+import { clientsClosedAfterEach } from '../support/raw-smtp-client.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
 
-const open: RawSmtpClient[] = [];
-function client(port: number): RawSmtpClient {
-  const created = new RawSmtpClient(port);
-  open.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((item) => item.close()));
-});
+const client = clientsClosedAfterEach();
 
 /** Resolves once the gateway's intake Redis connection logs `msg` (once per change of state). */
 function intakeLogged(logs: LogSink, from: number, msg: string): Promise<void> {
@@ -136,7 +128,7 @@ describe('SMTP rate limits', () => {
       expect((await client(harness.smtpPort).reply()).code).toBe(220);
       expect((await client(port).reply()).code).toBe(421);
     } finally {
-      await Promise.all(open.splice(0).map((item) => item.close()));
+      await client.closeAll();
       await second.close();
     }
   });

@@ -1,19 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultWorkspaces, type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { RawSmtpClient } from '../support/raw-smtp-client.ts';
+import { clientsClosedAfterEach } from '../support/raw-smtp-client.ts';
 import { queuedId, SmtpSession } from '../support/smtp-session.ts';
 
 /** Every client a test opens, closed after it whatever the test did. */
-const open: RawSmtpClient[] = [];
-function client(port: number): RawSmtpClient {
-  const created = new RawSmtpClient(port);
-  open.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((item) => item.close()));
-});
+const client = clientsClosedAfterEach();
 
 /**
  * A whole transaction for an open workspace, written without waiting for any reply (as a

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { afterEach } from 'vitest';
 import type { Reply } from './smtp-session.ts';
 
 /**
@@ -106,4 +107,22 @@ export class RawSmtpClient {
       else this.replies.push(reply);
     }
   }
+}
+
+/**
+ * A factory of clients for one test file, each closed after every test (registers the
+ * afterEach hook), so a failed test leaves no socket open; `closeAll()` closes them sooner.
+ */
+export function clientsClosedAfterEach(): ((port: number) => RawSmtpClient) & { closeAll(): Promise<void> } {
+  const open: RawSmtpClient[] = [];
+  const closeAll = async () => {
+    await Promise.all(open.splice(0).map((item) => item.close()));
+  };
+  afterEach(closeAll);
+  const create = (port: number) => {
+    const created = new RawSmtpClient(port);
+    open.push(created);
+    return created;
+  };
+  return Object.assign(create, { closeAll });
 }
