@@ -1,15 +1,14 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createSenderAuthenticator } from './auth/authenticate-sender.ts';
-import { createDnsResolver, type DnsResolver } from './auth/dns-resolver.ts';
-import { createRouteTable } from './config/route-table.ts';
 import type { GatewayConfig, WorkspaceConfig } from './config/schema.ts';
 import { asError } from './errors.ts';
 import { createHttpApi, type HttpApi, type Readiness } from './http/create-http-api.ts';
-import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
+import { createMessageReceiver } from './intake/receive-message.ts';
+import { createRouteTable } from './intake/route-table.ts';
 import type { Logger } from './logger.ts';
-import { createKeySpace } from './queue/keys.ts';
-import { createMessageLedger } from './queue/message-ledger.ts';
+import { createMetrics, type GatewayMetrics } from './metrics.ts';
+import { createParsingApiClient, type ParsingApiClient } from './parsing-api/parsing-api-client.ts';
+import { createSwitchableClient, type SwitchableClient } from './parsing-api/switchable-client.ts';
 import { createProducer } from './queue/producer.ts';
 import {
   closeConnection,
@@ -19,13 +18,14 @@ import {
 } from './queue/redis-connections.ts';
 import { assessDurability, type Durability, readRedisFacts } from './queue/redis-durability.ts';
 import { createUploadQueue, type UploadJobData } from './queue/upload-queue.ts';
+import { createKeySpace } from './record/keys.ts';
+import { createMessageLedger } from './record/message-ledger.ts';
+import { createSenderAuthenticator } from './sender/authenticate-sender.ts';
+import { createDnsResolver, type DnsResolver } from './sender/dns-resolver.ts';
 import { createSmtpIntake, type SmtpIntake } from './smtp/create-smtp-server.ts';
 import { createRateLimiter } from './smtp/rate-limit.ts';
-import { createMessageReceiver } from './smtp/receive-message.ts';
 import { loadStartTlsOptions } from './smtp/tls-options.ts';
 import { type CompletionJobData, createCompletionQueue } from './uploader/completion-queue.ts';
-import { createParsingApiClient, type ParsingApiClient } from './uploader/parsing-api-client.ts';
-import { createSwitchableClient, type SwitchableClient } from './uploader/switchable-client.ts';
 import { createCompletionWorker } from './uploader/track-completion.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import { createUploadWorker, type UploadWorker } from './uploader/upload-worker.ts';

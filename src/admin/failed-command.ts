@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { FailedUploads } from './failed-uploads.ts';
+import type { FailedUploads } from '../uploader/failed-uploads.ts';
 
 export type FailedCommand =
   | { action: 'list'; json: boolean }

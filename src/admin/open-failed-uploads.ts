@@ -1,10 +1,10 @@
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logger.ts';
-import { createKeySpace } from '../queue/keys.ts';
-import { createMessageLedger } from '../queue/message-ledger.ts';
 import { closeConnection, createWorkerConnection, redisTarget } from '../queue/redis-connections.ts';
 import { createUploadQueue } from '../queue/upload-queue.ts';
-import { createFailedUploads, type FailedUploads } from './failed-uploads.ts';
+import { createKeySpace } from '../record/keys.ts';
+import { createMessageLedger } from '../record/message-ledger.ts';
+import { createFailedUploads, type FailedUploads } from '../uploader/failed-uploads.ts';
 
 /** The failed uploads of the gateway a configuration describes, over its own Redis connection. */
 export function openFailedUploads(

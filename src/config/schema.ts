@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { authSettingsSchema, dnsSettingsSchema } from '../auth/auth-settings-schema.ts';
-import { parseCidr } from '../smtp/network-list.ts';
 import {
   baseUrl,
   integer,
@@ -9,7 +7,9 @@ import {
   nonEmptyString,
   port,
   redisUrl,
-} from './config-fields.ts';
+} from '../config-fields.ts';
+import { authSettingsSchema, dnsSettingsSchema } from '../sender/auth-settings-schema.ts';
+import { parseCidr } from '../smtp/network-list.ts';
 import { workspacesSchema } from './workspace-schema.ts';
 
 /**
@@ -271,9 +271,9 @@ export const gatewayConfigSchema = z.strictObject({
   upload: uploadSchema.prefault({}),
   http: httpSection.prefault({}),
   log: logSchema.prefault({}),
-  /** Sender authentication: the default mode and the trusted ARC sealers (src/auth/auth-settings-schema.ts). */
+  /** Sender authentication: the default mode and the trusted ARC sealers (src/sender/auth-settings-schema.ts). */
   auth: authSettingsSchema.prefault({}),
-  /** The DNS resolver of sender authentication (src/auth/auth-settings-schema.ts). */
+  /** The DNS resolver of sender authentication (src/sender/auth-settings-schema.ts). */
   dns: dnsSettingsSchema.prefault({}),
   workspaces: workspacesSchema,
 });

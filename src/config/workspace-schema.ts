@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { senderAuthenticationMode } from '../auth/auth-settings-schema.ts';
+import { nonEmptyString } from '../config-fields.ts';
+import { routeKey } from '../intake/route-table.ts';
+import { senderAuthenticationMode } from '../sender/auth-settings-schema.ts';
+import { AllowListRuleError, compileAllowList } from '../sender/compile-allow-list.ts';
+import { normalizeAddress } from '../sender/normalize-address.ts';
 import { trackCompletionSchema, uploadFieldsSchema } from '../uploader/upload-options-schema.ts';
-import { AllowListRuleError, compileAllowList } from '../whitelist/compile-allow-list.ts';
-import { normalizeAddress } from '../whitelist/normalize-address.ts';
-import { nonEmptyString } from './config-fields.ts';
-import { routeKey } from './route-table.ts';
 
 /**
  * One ingest address and where its attachments go. The address is stored normalised

@@ -3,10 +3,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
-import type { KeySpace } from '../queue/keys.ts';
-import type { MessageLedger } from '../queue/message-ledger.ts';
+import type { GatewayMetrics } from '../metrics.ts';
+import type { KeySpace } from '../record/keys.ts';
+import type { MessageLedger } from '../record/message-ledger.ts';
 import { createBearerCheck } from './bearer-token.ts';
-import type { GatewayMetrics } from './metrics.ts';
 
 export interface Readiness {
   ready: boolean;

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { KeySpace } from './keys.ts';
+import type { KeySpace } from '../record/keys.ts';
 
 /**
  * Remove an entry from the users of its blob and delete the blob when none is left, in one

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { PartStore, PartWriter } from '../mail/part-store.ts';
+import type { KeySpace } from '../record/keys.ts';
 import { type AppendWriter, createAppendWriter } from './append-writer.ts';
-import type { KeySpace } from './keys.ts';
 
 /**
  * Where one incoming message's bytes go while DATA streams in: the raw copy and the decoded

@@ -2,9 +2,9 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { KeySpace } from './keys.ts';
-import { type MessageLedger, recordFields } from './message-ledger.ts';
-import type { AttachmentEntry, MessageSummary } from './message-record.ts';
+import type { KeySpace } from '../record/keys.ts';
+import { type MessageLedger, recordFields } from '../record/message-ledger.ts';
+import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
 import type { IncomingMessage } from './message-store.ts';
 import { type UploadJobData, uploadJobId } from './upload-queue.ts';
 

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { KeySpace } from './keys.ts';
+import type { KeySpace } from '../record/keys.ts';
 
 /** BullMQ queue name; its keys are `<prefix>:{queue}:uploads:…`. */
 export const uploadQueueName = 'uploads';

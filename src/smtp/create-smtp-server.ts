@@ -8,11 +8,11 @@ import type {
 } from 'smtp-server';
 import type { GatewayConfig } from '../config/schema.ts';
 import { RefusalError } from '../errors.ts';
+import type { ReceiveMessage, RoutedWorkspace } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
 import { EdgeSmtpServer } from './edge-server.ts';
 import { compileNetworkList } from './network-list.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import type { ReceiveMessage, RoutedWorkspace } from './receive-message.ts';
 import {
   disabledCommands,
   exceedsRecipientLimit,

@@ -5,7 +5,7 @@ import {
   documentSchema,
   type RequestError,
   requestErrorSchema,
-} from './document-schema.ts';
+} from '../parsing-api/document-schema.ts';
 
 /**
  * The retry policy of DESIGN.md ("Retry policy (uploader)") as one pure function: what one

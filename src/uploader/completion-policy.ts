@@ -1,4 +1,4 @@
-import type { CompletionStatus } from '../queue/message-record.ts';
+import type { CompletionStatus } from '../record/message-record.ts';
 import type { InspectedResponse } from './classify-response.ts';
 import { parseRetryAfterMs } from './retry-delay.ts';
 import type { CompletionPolicy } from './upload-options-schema.ts';

@@ -3,9 +3,9 @@ import type { Redis } from 'ioredis';
 import type { WorkspaceConfig } from '../config/schema.ts';
 import { asError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { KeySpace } from '../queue/keys.ts';
-import type { MessageLedger } from '../queue/message-ledger.ts';
-import type { Document } from './document-schema.ts';
+import type { Document } from '../parsing-api/document-schema.ts';
+import type { KeySpace } from '../record/keys.ts';
+import type { MessageLedger } from '../record/message-ledger.ts';
 import type { CompletionPolicy } from './upload-options-schema.ts';
 
 /**

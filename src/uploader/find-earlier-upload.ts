@@ -1,5 +1,5 @@
+import { type Document, documentSchema } from '../parsing-api/document-schema.ts';
 import type { ApiResult } from './classify-response.ts';
-import { type Document, documentSchema } from './document-schema.ts';
 
 /**
  * What a lookup by customIdentifier found (pure): the document an earlier attempt created,

@@ -1,7 +1,7 @@
-import type { AttachmentEntry, MessageRecord } from '../queue/message-record.ts';
+import type { Document } from '../parsing-api/document-schema.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
+import type { AttachmentEntry, MessageRecord } from '../record/message-record.ts';
 import type { Classification } from './classify-response.ts';
-import type { Document } from './document-schema.ts';
 import type { UploadContext } from './upload-fields.ts';
 
 /**

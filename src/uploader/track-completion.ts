@@ -2,13 +2,13 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { WorkspaceConfig } from '../config/schema.ts';
 import type { Logger } from '../logger.ts';
-import type { KeySpace } from '../queue/keys.ts';
-import type { MessageLedger } from '../queue/message-ledger.ts';
-import type { AttachmentEntry, CompletionStatus } from '../queue/message-record.ts';
+import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
+import type { KeySpace } from '../record/keys.ts';
+import type { MessageLedger } from '../record/message-ledger.ts';
+import type { AttachmentEntry, CompletionStatus } from '../record/message-record.ts';
 import { inspectResponse } from './classify-response.ts';
 import { decidePoll } from './completion-policy.ts';
 import { type CompletionJobData, completionQueueName } from './completion-queue.ts';
-import type { ParsingApiClient } from './parsing-api-client.ts';
 import { documentOutcome } from './record-outcome.ts';
 import { uploadQuery } from './upload-fields.ts';
 

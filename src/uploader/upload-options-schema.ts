@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { integer, nonEmptyString } from '../config/config-fields.ts';
+import { integer, nonEmptyString } from '../config-fields.ts';
 import { parseCustomIdentifier } from './custom-identifier.ts';
 import { parseExpiryTime } from './expiry-time.ts';
 

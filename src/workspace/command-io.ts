@@ -1,4 +1,4 @@
-import { WorkspaceApiError } from './workspace-client.ts';
+import { WorkspaceApiError } from '../parsing-api/workspace-client.ts';
 
 /**
  * What the `workspace` commands share: where they write, and what their exit codes mean.

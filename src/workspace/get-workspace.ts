@@ -1,5 +1,5 @@
+import type { WorkspaceClient } from '../parsing-api/workspace-client.ts';
 import { type CommandStreams, EXIT_OK, formatWorkspace, reportServiceError } from './command-io.ts';
-import type { WorkspaceClient } from './workspace-client.ts';
 
 /** `ingest-gateway workspace get ID`: the Workspace as the service has it, as JSON. */
 export async function getWorkspaceCommand(

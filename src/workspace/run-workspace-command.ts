@@ -1,12 +1,12 @@
 import type { Env } from '../config/interpolate-env.ts';
 import { asError } from '../errors.ts';
+import { createWorkspaceClient, type WorkspaceClient } from '../parsing-api/workspace-client.ts';
 import { type CommandStreams, EXIT_USAGE } from './command-io.ts';
 import { getWorkspaceCommand } from './get-workspace.ts';
 import { resolveService } from './resolve-service.ts';
 import { syncWorkspacesCommand } from './sync-workspaces.ts';
 import { UPDATE_OPTION_NAMES, type UpdateOptionValues } from './update-options.ts';
 import { updateWorkspaceCommand } from './update-workspace.ts';
-import { createWorkspaceClient, type WorkspaceClient } from './workspace-client.ts';
 
 /**
  * `ingest-gateway workspace get|update|sync`, from parsed arguments to exit code: checks the

@@ -3,10 +3,10 @@ import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { Env } from '../config/interpolate-env.ts';
 import { ConfigError, parseConfig } from '../config/load-config.ts';
 import { asError } from '../errors.ts';
+import type { ServiceWorkspace } from '../parsing-api/service-workspace.ts';
+import { WorkspaceApiError, type WorkspaceClient } from '../parsing-api/workspace-client.ts';
 import { type CommandStreams, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Output } from './command-io.ts';
 import { ConfigRewriteError, rewriteWorkspaces, type WorkspaceEdit } from './config-rewrite.ts';
-import type { ServiceWorkspace } from './service-workspace.ts';
-import { WorkspaceApiError, type WorkspaceClient } from './workspace-client.ts';
 import { compareWorkspace, inSync, type LocalWorkspace, type WorkspaceComparison } from './workspace-diff.ts';
 
 /**

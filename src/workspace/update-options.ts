@@ -1,5 +1,5 @@
-import { AllowListRuleError, compileAllowList } from '../whitelist/compile-allow-list.ts';
-import type { WorkspaceUpdate } from './service-workspace.ts';
+import type { WorkspaceUpdate } from '../parsing-api/service-workspace.ts';
+import { AllowListRuleError, compileAllowList } from '../sender/compile-allow-list.ts';
 
 /**
  * The options of `ingest-gateway workspace update ID` turned into a WorkspaceUpdate

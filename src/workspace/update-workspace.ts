@@ -1,3 +1,4 @@
+import type { WorkspaceClient } from '../parsing-api/workspace-client.ts';
 import {
   type CommandStreams,
   EXIT_OK,
@@ -6,7 +7,6 @@ import {
   reportServiceError,
 } from './command-io.ts';
 import { parseUpdateOptions, type UpdateOptionValues } from './update-options.ts';
-import type { WorkspaceClient } from './workspace-client.ts';
 
 /**
  * `ingest-gateway workspace update ID --name … --whitelist …`: one PATCH with exactly the

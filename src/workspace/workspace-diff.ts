@@ -1,5 +1,5 @@
-import { routeKey } from '../config/route-table.ts';
-import { normalizeAddress, normalizeDomain } from '../whitelist/normalize-address.ts';
+import { routeKey } from '../intake/route-table.ts';
+import { normalizeAddress, normalizeDomain } from '../sender/normalize-address.ts';
 
 /**
  * Where a configured workspace and the service's copy of it disagree, for `workspace sync`.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MessageRecord } from '../../src/queue/message-record.ts';
+import type { MessageRecord } from '../../src/record/message-record.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, emlFixture, sampleFile, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';

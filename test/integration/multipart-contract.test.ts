@@ -3,8 +3,8 @@ import busboy from 'busboy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { createLogger } from '../../src/logger.ts';
+import { createParsingApiClient, type ParsingApiClient } from '../../src/parsing-api/parsing-api-client.ts';
 import { classifyResponse } from '../../src/uploader/classify-response.ts';
-import { createParsingApiClient, type ParsingApiClient } from '../../src/uploader/parsing-api-client.ts';
 import { uploadFields, uploadQuery } from '../../src/uploader/upload-fields.ts';
 
 /**

@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { createParsingApiClient, type ParsingApiClient } from '../../src/parsing-api/parsing-api-client.ts';
 import { classifyResponse } from '../../src/uploader/classify-response.ts';
-import { createParsingApiClient, type ParsingApiClient } from '../../src/uploader/parsing-api-client.ts';
 
 const API_KEY = 'client-test-key-0123456789';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSenderAuthenticator } from '../../src/auth/authenticate-sender.ts';
-import { createDnsResolver, DnsLookupError } from '../../src/auth/dns-resolver.ts';
+import { createSenderAuthenticator } from '../../src/sender/authenticate-sender.ts';
+import { createDnsResolver, DnsLookupError } from '../../src/sender/dns-resolver.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { composeMessage } from '../support/messages.ts';
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeySpace } from '../../src/queue/keys.ts';
+import { createKeySpace } from '../../src/record/keys.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { queuedId, SmtpSession } from '../support/smtp-session.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toSnakeCase } from '../../src/mock-api/to-snake-case.ts';
-import type { AttachmentEntry } from '../../src/queue/message-record.ts';
+import type { AttachmentEntry } from '../../src/record/message-record.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';

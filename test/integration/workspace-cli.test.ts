@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createLogger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
 import { loadWorkspaceFixture } from '../../src/mock-api/workspace-seed.ts';
-import { createWorkspaceClient } from '../../src/workspace/workspace-client.ts';
+import { createWorkspaceClient } from '../../src/parsing-api/workspace-client.ts';
 
 /**
  * The real CLI in a child process, with the project's Node (process.execPath), to prove the

@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
-import type { WorkspaceUpdate } from '../../src/workspace/service-workspace.ts';
+import type { WorkspaceUpdate } from '../../src/parsing-api/service-workspace.ts';
 import {
   createWorkspaceClient,
   WorkspaceApiError,
   type WorkspaceClient,
-} from '../../src/workspace/workspace-client.ts';
+} from '../../src/parsing-api/workspace-client.ts';
 
 const API_KEY = 'client-key-0b7e44';
 

@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
 import { loadWorkspaceFixture, type WorkspaceSeed } from '../../src/mock-api/workspace-seed.ts';
 import type { MockWorkspace } from '../../src/mock-api/workspace-shape.ts';
+import { createWorkspaceClient, type WorkspaceClient } from '../../src/parsing-api/workspace-client.ts';
 import { getWorkspaceCommand } from '../../src/workspace/get-workspace.ts';
 import {
   runWorkspaceCommand,
@@ -15,7 +16,6 @@ import {
 import { syncWorkspacesCommand } from '../../src/workspace/sync-workspaces.ts';
 import type { UpdateOptionValues } from '../../src/workspace/update-options.ts';
 import { updateWorkspaceCommand } from '../../src/workspace/update-workspace.ts';
-import { createWorkspaceClient, type WorkspaceClient } from '../../src/workspace/workspace-client.ts';
 
 /**
  * The `workspace` commands, called as functions with a client pointed at the real mock over

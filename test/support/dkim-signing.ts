@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { authenticate, sealMessage } from 'mailauth';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
-import type { DnsResolver } from '../../src/auth/dns-resolver.ts';
+import type { DnsResolver } from '../../src/sender/dns-resolver.ts';
 import type { FakeDns } from './dns-fake.ts';
 
 /** A signing key made for one test run, and the DNS record that publishes it. */

@@ -1,4 +1,4 @@
-import { DnsLookupError, type DnsResolver } from '../../src/auth/dns-resolver.ts';
+import { DnsLookupError, type DnsResolver } from '../../src/sender/dns-resolver.ts';
 
 /** Records by `"<RRTYPE> <name>"`, e.g. `'TXT _dmarc.acme.example': ['v=DMARC1; p=none']`. */
 export type DnsTable = Record<string, readonly unknown[]>;

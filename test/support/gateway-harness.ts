@@ -1,14 +1,14 @@
 import { Writable } from 'node:stream';
 import { type Job, Queue, QueueEvents } from 'bullmq';
-import type { DnsResolver } from '../../src/auth/dns-resolver.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { type Gateway, type Role, startGateway } from '../../src/gateway.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
-import { createKeySpace } from '../../src/queue/keys.ts';
-import type { MessageRecord } from '../../src/queue/message-record.ts';
 import { type UploadJobData, uploadJobId, uploadQueueName } from '../../src/queue/upload-queue.ts';
+import { createKeySpace } from '../../src/record/keys.ts';
+import type { MessageRecord } from '../../src/record/message-record.ts';
+import type { DnsResolver } from '../../src/sender/dns-resolver.ts';
 import { completionJobId, completionQueueName } from '../../src/uploader/completion-queue.ts';
 import { startRedis, type TestRedis } from './redis-server.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AttachmentEntry, MessageRecord } from '../../../src/queue/message-record.ts';
+import { parseDocument } from '../../../src/parsing-api/document-schema.ts';
 import type { UploadJobData } from '../../../src/queue/upload-queue.ts';
+import type { AttachmentEntry, MessageRecord } from '../../../src/record/message-record.ts';
 import type { Classification } from '../../../src/uploader/classify-response.ts';
-import { parseDocument } from '../../../src/uploader/document-schema.ts';
 import { documentOutcome, requestErrorOf, uploadContextOf } from '../../../src/uploader/record-outcome.ts';
 
 describe('documentOutcome', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSignatureGuard } from '../../../src/auth/signature-guard.ts';
+import { createSignatureGuard } from '../../../src/sender/signature-guard.ts';
 
 const signature = (i: number) => `DKIM-Signature: v=1; a=rsa-sha256; d=d${i}.example; s=s; bh=x; b=y\r\n`;
 const arc = (i: number) => `ARC-Message-Signature: i=${i}; a=rsa-sha256; d=list.example; s=s; bh=x; b=y\r\n`;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { integer } from '../config/config-fields.ts';
-import { normalizeDomain } from '../whitelist/normalize-address.ts';
+import { integer } from '../config-fields.ts';
 import { isDnsServerAddress } from './dns-resolver.ts';
+import { normalizeDomain } from './normalize-address.ts';
 
 /**
  * The configuration of sender authentication, as src/config/schema.ts and

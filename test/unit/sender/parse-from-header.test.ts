@@ -1,6 +1,6 @@
 import addressparser from 'nodemailer/lib/addressparser';
 import { describe, expect, it } from 'vitest';
-import { parseFromHeader } from '../../../src/whitelist/parse-from-header.ts';
+import { parseFromHeader } from '../../../src/sender/parse-from-header.ts';
 
 /**
  * Each hostile or odd From value with what nodemailer's addressparser makes of it (`parser`)

@@ -1,6 +1,6 @@
-import { type AllowListMatcher, compileAllowList } from '../whitelist/compile-allow-list.ts';
-import { type NormalizedAddress, normalizeAddress } from '../whitelist/normalize-address.ts';
-import type { WorkspaceConfig } from './schema.ts';
+import type { WorkspaceConfig } from '../config/schema.ts';
+import { type AllowListMatcher, compileAllowList } from '../sender/compile-allow-list.ts';
+import { type NormalizedAddress, normalizeAddress } from '../sender/normalize-address.ts';
 
 /** A workspace an envelope recipient routes to, with its sender allow-list compiled once. */
 export interface Route {

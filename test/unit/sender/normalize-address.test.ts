@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeAddress, normalizeDomain } from '../../../src/whitelist/normalize-address.ts';
+import { normalizeAddress, normalizeDomain } from '../../../src/sender/normalize-address.ts';
 
 describe('normalizeAddress', () => {
   it.each([

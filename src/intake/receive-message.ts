@@ -2,11 +2,6 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
-import { admitSender, needsAuthentication } from '../auth/admit-sender.ts';
-import type { AuthenticationRun, SenderAuthenticator } from '../auth/authenticate-sender.ts';
-import type { AuthenticationResults } from '../auth/authentication-results.ts';
-import { createSignatureGuard } from '../auth/signature-guard.ts';
-import { teeTo } from '../auth/tee-stream.ts';
 import type { GatewayConfig, WorkspaceConfig } from '../config/schema.ts';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -14,14 +9,19 @@ import { documentMimeType } from '../mail/detect-type.ts';
 import { sanitizeFileName } from '../mail/sanitize-file-name.ts';
 import { describeFound, selectAttachments } from '../mail/select-attachments.ts';
 import { type WalkResult, walkMessage } from '../mail/walk-message.ts';
-import type { KeySpace } from '../queue/keys.ts';
-import type { AttachmentEntry, MessageSummary } from '../queue/message-record.ts';
 import { type IncomingMessage, openIncomingMessage } from '../queue/message-store.ts';
 import type { EnqueueResult, Producer } from '../queue/producer.ts';
-import type { NormalizedAddress } from '../whitelist/normalize-address.ts';
-import { parseFromHeader } from '../whitelist/parse-from-header.ts';
+import type { KeySpace } from '../record/keys.ts';
+import { newMessageId } from '../record/message-id.ts';
+import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
+import { admitSender, needsAuthentication } from '../sender/admit-sender.ts';
+import type { AuthenticationRun, SenderAuthenticator } from '../sender/authenticate-sender.ts';
+import type { AuthenticationResults } from '../sender/authentication-results.ts';
+import type { NormalizedAddress } from '../sender/normalize-address.ts';
+import { parseFromHeader } from '../sender/parse-from-header.ts';
+import { createSignatureGuard } from '../sender/signature-guard.ts';
 import { createBareLineEndingScanner, describeBareLineEnding } from './bare-line-ending.ts';
-import { newMessageId } from './message-id.ts';
+import { teeTo } from './tee-stream.ts';
 
 /** What the SMTP session knows about the transaction when DATA starts. */
 export interface Transaction {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBareLineEndingScanner, describeBareLineEnding } from '../../../src/smtp/bare-line-ending.ts';
+import { createBareLineEndingScanner, describeBareLineEnding } from '../../../src/intake/bare-line-ending.ts';
 
 /** Feed the chunks in order; the first finding, `end` included, or null. */
 function scan(chunks: readonly string[]): 'cr' | 'lf' | null {

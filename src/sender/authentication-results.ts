@@ -1,7 +1,7 @@
 import type { ARCChainEntry, AuthenticateResult } from 'mailauth';
 import parseDkimHeaders from 'mailauth/lib/parse-dkim-headers.js';
 import { z } from 'zod';
-import { normalizeDomain } from '../whitelist/normalize-address.ts';
+import { normalizeDomain } from './normalize-address.ts';
 
 /**
  * What mailauth found, reduced to what the sender policy decides on and the message record

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { teeTo } from '../../../src/auth/tee-stream.ts';
+import { teeTo } from '../../../src/intake/tee-stream.ts';
 
 const chunks = Array.from({ length: 40 }, (_, index) => Buffer.alloc(4096, index));
 const whole = Buffer.concat(chunks);

@@ -1,5 +1,5 @@
-import type { SenderAuthenticationMode } from '../auth/auth-settings-schema.ts';
-import type { SenderAuthentication } from '../auth/sender-policy.ts';
+import type { SenderAuthenticationMode } from '../sender/auth-settings-schema.ts';
+import type { SenderAuthentication } from '../sender/sender-policy.ts';
 
 /** What happened to one attachment for one workspace; the states of DESIGN.md. */
 export type AttachmentState = 'queued' | 'uploading' | 'uploaded' | 'rejected' | 'failed' | 'skipped';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isDnsServerAddress, lookupErrorCode } from '../../../src/auth/dns-resolver.ts';
 import { ConfigError, parseConfig } from '../../../src/config/load-config.ts';
 import type { GatewayConfig } from '../../../src/config/schema.ts';
 import { RefusalError } from '../../../src/errors.ts';
+import { isDnsServerAddress, lookupErrorCode } from '../../../src/sender/dns-resolver.ts';
 import { replyFor } from '../../../src/smtp/smtp-reply.ts';
 
 const base = `api:

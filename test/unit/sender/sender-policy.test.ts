@@ -4,8 +4,8 @@ import type {
   AuthenticationResults,
   DkimSignatureResult,
   DmarcResult,
-} from '../../../src/auth/authentication-results.ts';
-import { alignsRelaxed, evaluateSender, type SenderPolicyInput } from '../../../src/auth/sender-policy.ts';
+} from '../../../src/sender/authentication-results.ts';
+import { alignsRelaxed, evaluateSender, type SenderPolicyInput } from '../../../src/sender/sender-policy.ts';
 
 const dkim = (result: string, domain: string, unsignedBodyBytes = 0): DkimSignatureResult => ({
   result,

@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
-import { type RequestError, requestErrorSchema } from '../uploader/document-schema.ts';
-import { parseBaseUrl } from '../uploader/parsing-api-client.ts';
+import { type RequestError, requestErrorSchema } from './document-schema.ts';
+import { parseBaseUrl } from './parsing-api-client.ts';
 import { type ServiceWorkspace, serviceWorkspaceSchema, type WorkspaceUpdate } from './service-workspace.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toSnakeCase } from '../../../src/mock-api/to-snake-case.ts';
-import { camelKey, parseDocument } from '../../../src/uploader/document-schema.ts';
+import { camelKey, parseDocument } from '../../../src/parsing-api/document-schema.ts';
 
 /** A Document of parsing-api.md §2.8 as the service writes it by default (camelCase). */
 const camel = {

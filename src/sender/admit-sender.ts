@@ -1,9 +1,9 @@
 import { RefusalError } from '../errors.ts';
-import type { WorkspaceDecision } from '../queue/message-record.ts';
-import type { NormalizedAddress } from '../whitelist/normalize-address.ts';
-import type { FromHeaderResult } from '../whitelist/parse-from-header.ts';
+import type { WorkspaceDecision } from '../record/message-record.ts';
 import type { SenderAuthenticationMode } from './auth-settings-schema.ts';
 import type { AuthenticationResults } from './authentication-results.ts';
+import type { NormalizedAddress } from './normalize-address.ts';
+import type { FromHeaderResult } from './parse-from-header.ts';
 import { evaluateSender, type SenderAuthentication, type SenderVerdict } from './sender-policy.ts';
 
 /** An addressed workspace, as far as admitting a sender goes. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AllowListRuleError, compileAllowList } from '../../../src/whitelist/compile-allow-list.ts';
-import { type NormalizedAddress, normalizeAddress } from '../../../src/whitelist/normalize-address.ts';
+import { AllowListRuleError, compileAllowList } from '../../../src/sender/compile-allow-list.ts';
+import { type NormalizedAddress, normalizeAddress } from '../../../src/sender/normalize-address.ts';
 
 function address(text: string): NormalizedAddress {
   const normalized = normalizeAddress(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, parseBaseUrl } from '../../../src/uploader/parsing-api-client.ts';
+import { isLoopbackHost, parseBaseUrl } from '../../../src/parsing-api/parsing-api-client.ts';
 
 describe('isLoopbackHost', () => {
   it.each([

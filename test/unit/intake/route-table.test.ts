@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load-config.ts';
-import { createRouteTable } from '../../../src/config/route-table.ts';
 import type { WorkspaceConfig } from '../../../src/config/schema.ts';
-import { normalizeAddress } from '../../../src/whitelist/normalize-address.ts';
+import { createRouteTable } from '../../../src/intake/route-table.ts';
+import { normalizeAddress } from '../../../src/sender/normalize-address.ts';
 
 const config = parseConfig({
   source: 'inline',

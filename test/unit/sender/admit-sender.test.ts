@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { RefusalError } from '../../../src/errors.ts';
 import {
   type AdmitSenderInput,
   admitSender,
   needsAuthentication,
   type SenderGate,
-} from '../../../src/auth/admit-sender.ts';
-import type { SenderAuthenticationMode } from '../../../src/auth/auth-settings-schema.ts';
-import type { AuthenticationResults } from '../../../src/auth/authentication-results.ts';
-import { RefusalError } from '../../../src/errors.ts';
-import { compileAllowList } from '../../../src/whitelist/compile-allow-list.ts';
-import { parseFromHeader } from '../../../src/whitelist/parse-from-header.ts';
+} from '../../../src/sender/admit-sender.ts';
+import type { SenderAuthenticationMode } from '../../../src/sender/auth-settings-schema.ts';
+import type { AuthenticationResults } from '../../../src/sender/authentication-results.ts';
+import { compileAllowList } from '../../../src/sender/compile-allow-list.ts';
+import { parseFromHeader } from '../../../src/sender/parse-from-header.ts';
 
 function gate(identifier: string, rules: string[] | null, mode?: SenderAuthenticationMode): SenderGate {
   return {

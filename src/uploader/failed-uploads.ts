@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { KeySpace } from '../queue/keys.ts';
-import type { MessageLedger } from '../queue/message-ledger.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
+import type { KeySpace } from '../record/keys.ts';
+import type { MessageLedger } from '../record/message-ledger.ts';
 
 /** One upload that ended `failed`, as an operator needs to judge and retry it. */
 export interface FailedUpload {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileAllowList } from '../../../src/whitelist/compile-allow-list.ts';
-import { parseFromHeader } from '../../../src/whitelist/parse-from-header.ts';
+import { compileAllowList } from '../../../src/sender/compile-allow-list.ts';
+import { parseFromHeader } from '../../../src/sender/parse-from-header.ts';
 
 /**
  * The sender check as the SMTP intake runs it (DESIGN.md, ingest rule 2): the From header
