@@ -213,7 +213,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         );
       }
       const receive = createMessageReceiver({
-        config,
+        limits: config.smtp,
+        auth: config.auth,
         redis: intakeRedis,
         keys,
         producer,
@@ -225,7 +226,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         logger,
       });
       const intake = createSmtpIntake({
-        config,
+        settings: config.smtp,
         routes: { lookup: (recipient) => routeTable?.route(recipient) },
         receive,
         logger,

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { nonEmptyString } from '../config-fields.ts';
 import { routeKey } from '../intake/route-table.ts';
-import { senderAuthenticationMode } from '../sender/auth-settings-schema.ts';
-import { AllowListRuleError, compileAllowList } from '../sender/compile-allow-list.ts';
 import { normalizeAddress } from '../sender/normalize-address.ts';
-import { trackCompletionSchema, uploadFieldsSchema } from '../uploader/upload-options-schema.ts';
+import { senderWorkspaceFields } from '../sender/sender-settings-schema.ts';
+import { uploadWorkspaceFields } from '../uploader/upload-settings-schema.ts';
 
 /**
- * One ingest address and where its attachments go. The address is stored normalised
- * (domain lower-cased, in ASCII, no trailing dot) as the route table compares it.
+ * One ingest address and where its attachments go: its identity here, whom it admits
+ * (src/sender) and how its documents are uploaded (src/uploader). The address is stored
+ * normalised (domain lower-cased, in ASCII, no trailing dot) as the route table compares it.
  */
 export const workspaceSchema = z.strictObject({
   /** Workspace identifier, sent as `workspace`. */
@@ -22,39 +22,8 @@ export const workspaceSchema = z.strictObject({
     }
     return normalized.address;
   }),
-  /**
-   * Sender rules (`*@acme.example`, `ap@partner.example`); absent, null or [] admits anyone.
-   * Compiled here so that a bad rule is a configuration problem, not a surprise per message.
-   */
-  whitelistIngestAddresses: z
-    .array(
-      z.string().superRefine((rule, ctx) => {
-        try {
-          compileAllowList([rule]);
-        } catch (error) {
-          if (!(error instanceof AllowListRuleError)) throw error;
-          ctx.addIssue({ code: 'custom', message: error.message });
-        }
-      }),
-    )
-    .nullable()
-    .optional(),
-  /** Collection identifier, sent as `collection`. */
-  collection: nonEmptyString().optional(),
-  /** Document type identifier, sent as `documentType`. */
-  documentType: nonEmptyString().optional(),
-  /**
-   * Form fields of POST /v3/documents under their spec names (src/uploader/upload-options-schema.ts);
-   * `upload.collection` and `upload.documentType` win over the keys above.
-   */
-  upload: uploadFieldsSchema.optional(),
-  /** Poll each document until the service has parsed it: true, or the polling bounds; default off. */
-  trackCompletion: trackCompletionSchema,
-  /**
-   * How the header From is authenticated before the allow-list applies: off, aligned or dmarc;
-   * absent: auth.senderAuthentication.
-   */
-  senderAuthentication: senderAuthenticationMode().optional(),
+  ...senderWorkspaceFields,
+  ...uploadWorkspaceFields,
 });
 
 /** The workspaces, at least one, no two with the same ingest address. */

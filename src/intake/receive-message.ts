@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
-import type { GatewayConfig, WorkspaceConfig } from '../config/schema.ts';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { documentMimeType } from '../mail/detect-type.ts';
@@ -14,11 +13,12 @@ import type { EnqueueResult, Producer } from '../queue/producer.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { newMessageId } from '../record/message-id.ts';
 import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
-import { admitSender, needsAuthentication } from '../sender/admit-sender.ts';
+import { type AdmittingWorkspace, admitSender, needsAuthentication } from '../sender/admit-sender.ts';
 import type { AuthenticationRun, SenderAuthenticator } from '../sender/authenticate-sender.ts';
 import type { AuthenticationResults } from '../sender/authentication-results.ts';
 import type { NormalizedAddress } from '../sender/normalize-address.ts';
 import { parseFromHeader } from '../sender/parse-from-header.ts';
+import type { AuthSettings } from '../sender/sender-settings-schema.ts';
 import { createSignatureGuard } from '../sender/signature-guard.ts';
 import { createBareLineEndingScanner, describeBareLineEnding } from './bare-line-ending.ts';
 import { teeTo } from './tee-stream.ts';
@@ -30,17 +30,30 @@ export interface Transaction {
   helo: string | null;
   mailFrom: string | null;
   /** The accepted recipients' workspaces, in RCPT order, each once. */
-  workspaces: readonly RoutedWorkspace[];
+  workspaces: readonly AdmittingWorkspace[];
   rcptTo: readonly string[];
 }
 
-export interface RoutedWorkspace {
-  config: WorkspaceConfig;
-  admits(address: NormalizedAddress): boolean;
+/** The message limits of the `smtp` section that the intake applies while DATA streams. */
+export interface IntakeLimits {
+  /** Bytes of the whole message. */
+  readonly maxMessageSize: number;
+  /** Supported attachments per message. */
+  readonly maxAttachments: number;
+  /** Bytes per part. */
+  readonly maxPartSize: number;
+  /** Attached messages deep the walk goes. */
+  readonly maxMimeDepth: number;
+  /** MIME parts per message. */
+  readonly maxParts: number;
+  /** Refuse a bare CR or LF (SMTP smuggling). */
+  readonly rejectBareLineEndings: boolean;
 }
 
 export interface ReceiveDependencies {
-  config: GatewayConfig;
+  limits: IntakeLimits;
+  /** The `auth` section: the default authentication mode and the trusted ARC sealers. */
+  auth: AuthSettings;
   redis: Redis;
   keys: KeySpace;
   producer: Producer;
@@ -65,14 +78,14 @@ export type ReceiveMessage = (
  * its end, so the session can reply.
  */
 export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage {
-  const { config, redis, keys, producer } = deps;
-  const limits = {
-    maxDepth: config.smtp.maxMimeDepth,
-    maxParts: config.smtp.maxParts,
+  const { limits, auth, redis, keys, producer } = deps;
+  const walkLimits = {
+    maxDepth: limits.maxMimeDepth,
+    maxParts: limits.maxParts,
     maxHeaderBytes: 64 * 1024,
-    maxPartSize: config.smtp.maxPartSize,
+    maxPartSize: limits.maxPartSize,
   };
-  const trustedArcSealers = new Set(config.auth.trustedArcSealers);
+  const trustedArcSealers = new Set(auth.trustedArcSealers);
 
   return async function receive(stream, transaction, logger) {
     const incoming = openIncomingMessage(redis, keys, newMessageId());
@@ -83,7 +96,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         ? teeTo(
             stream,
             authentication.input,
-            config.smtp.maxMessageSize,
+            limits.maxMessageSize,
             (chunk) => signatures?.push(chunk) ?? null,
           )
         : stream;
@@ -92,9 +105,9 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
       const { walk, rawSha256, size } = await storeAndWalk(
         source,
         incoming,
-        limits,
-        config.smtp.maxMessageSize,
-        config.smtp.rejectBareLineEndings,
+        walkLimits,
+        limits.maxMessageSize,
+        limits.rejectBareLineEndings,
         () => authentication?.abort(),
       );
       if (signatures?.refusal) throw signatures.refusal;
@@ -120,7 +133,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
 
   /** Sender authentication alongside the DATA stream, when an addressed workspace asks for it. */
   function startAuthentication(transaction: Transaction): AuthenticationRun | null {
-    if (!needsAuthentication(transaction.workspaces, config.auth.senderAuthentication)) return null;
+    if (!needsAuthentication(transaction.workspaces, auth.senderAuthentication)) return null;
     return deps.authenticator.start({
       remoteAddress: transaction.remoteAddress,
       helo: transaction.helo,
@@ -141,7 +154,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
     const { decisions, authentication } = admitSender({
       sender,
       workspaces: transaction.workspaces,
-      defaultMode: config.auth.senderAuthentication,
+      defaultMode: auth.senderAuthentication,
       results,
       trustedArcSealers,
     });
@@ -151,10 +164,10 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
     if (documents.length === 0) {
       throw new RefusalError('NO_SUPPORTED_ATTACHMENT', `no supported attachment: ${describeFound(walk)}`);
     }
-    if (documents.length > config.smtp.maxAttachments) {
+    if (documents.length > limits.maxAttachments) {
       throw new RefusalError(
         'TOO_MANY_ATTACHMENTS',
-        `${documents.length} supported attachments, at most ${config.smtp.maxAttachments} are taken per message`,
+        `${documents.length} supported attachments, at most ${limits.maxAttachments} are taken per message`,
       );
     }
 

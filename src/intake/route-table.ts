@@ -1,18 +1,18 @@
-import type { WorkspaceConfig } from '../config/schema.ts';
-import { type AllowListMatcher, compileAllowList } from '../sender/compile-allow-list.ts';
+import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
+import { compileAllowList } from '../sender/compile-allow-list.ts';
 import { type NormalizedAddress, normalizeAddress } from '../sender/normalize-address.ts';
+import type { SenderWorkspace } from '../sender/sender-settings-schema.ts';
 
-/** A workspace an envelope recipient routes to, with its sender allow-list compiled once. */
-export interface Route {
-  readonly config: WorkspaceConfig;
-  readonly admits: AllowListMatcher;
+/** What routing needs of a workspace: its ingest address and whom it admits. */
+export interface RoutableWorkspace extends SenderWorkspace {
+  readonly ingestEmail: string;
 }
 
-export interface RouteTable {
+export interface RouteTable<W extends RoutableWorkspace> {
   /** The workspace whose ingest address `recipient` is, or undefined (RCPT gets 550 5.1.1). */
-  lookup(recipient: string): WorkspaceConfig | undefined;
+  lookup(recipient: string): W | undefined;
   /** The same lookup with the workspace's compiled allow-list, for the sender check. */
-  route(recipient: string): Route | undefined;
+  route(recipient: string): AdmittingWorkspace<W> | undefined;
 }
 
 /**
@@ -29,8 +29,8 @@ export function routeKey(address: NormalizedAddress): string {
  * address is still refused here, as a table built from anything else must not pick one
  * silently.
  */
-export function createRouteTable(workspaces: readonly WorkspaceConfig[]): RouteTable {
-  const routes = new Map<string, Route>();
+export function createRouteTable<W extends RoutableWorkspace>(workspaces: readonly W[]): RouteTable<W> {
+  const routes = new Map<string, AdmittingWorkspace<W>>();
   for (const config of workspaces) {
     const address = normalizeAddress(config.ingestEmail);
     if (address === null) {
@@ -45,7 +45,7 @@ export function createRouteTable(workspaces: readonly WorkspaceConfig[]): RouteT
     routes.set(key, { config, admits: compileAllowList(config.whitelistIngestAddresses) });
   }
 
-  function route(recipient: string): Route | undefined {
+  function route(recipient: string): AdmittingWorkspace<W> | undefined {
     const address = normalizeAddress(recipient);
     return address === null ? undefined : routes.get(routeKey(address));
   }

@@ -1,7 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { FormData, Pool } from 'undici';
 import type { Logger } from '../logger.ts';
-import type { ApiResult } from '../uploader/classify-response.ts';
+import type { ApiResult } from './api-result.ts';
 
 /**
  * The HTTP side of the uploader: one multipart POST per document, reported as an ApiResult

@@ -1,5 +1,7 @@
-import type { SenderAuthenticationMode } from '../sender/auth-settings-schema.ts';
+import type { WorkspaceDecision } from '../sender/admit-sender.ts';
 import type { SenderAuthentication } from '../sender/sender-policy.ts';
+
+export type { WorkspaceDecision };
 
 /** What happened to one attachment for one workspace; the states of DESIGN.md. */
 export type AttachmentState = 'queued' | 'uploading' | 'uploaded' | 'rejected' | 'failed' | 'skipped';
@@ -48,18 +50,6 @@ export interface CompletionStatus {
   nextPollAt: string | null;
   /** Why polling stopped, or the last transient failure while polling. */
   reason: string | null;
-}
-
-export interface WorkspaceDecision {
-  identifier: string;
-  /** Whether the sender was admitted: authenticated as the workspace asks, then by its allow-list. */
-  admitted: boolean;
-  reason: string | null;
-  /**
-   * The workspace's senderAuthentication (its own or auth.senderAuthentication) when it is not
-   * off; absent for off, so records of workspaces that do not authenticate read as before.
-   */
-  senderAuthentication?: Exclude<SenderAuthenticationMode, 'off'>;
 }
 
 /** The static part of a message record, written once when the message is accepted. */

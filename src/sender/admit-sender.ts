@@ -1,26 +1,37 @@
 import { RefusalError } from '../errors.ts';
-import type { WorkspaceDecision } from '../record/message-record.ts';
-import type { SenderAuthenticationMode } from './auth-settings-schema.ts';
 import type { AuthenticationResults } from './authentication-results.ts';
-import type { NormalizedAddress } from './normalize-address.ts';
+import type { AllowListMatcher } from './compile-allow-list.ts';
 import type { FromHeaderResult } from './parse-from-header.ts';
 import { evaluateSender, type SenderAuthentication, type SenderVerdict } from './sender-policy.ts';
+import type { SenderAuthenticationMode, SenderWorkspace } from './sender-settings-schema.ts';
 
-/** An addressed workspace, as far as admitting a sender goes. */
-export interface SenderGate {
-  config: {
-    readonly identifier: string;
-    readonly whitelistIngestAddresses?: readonly string[] | null | undefined;
-    readonly senderAuthentication?: SenderAuthenticationMode | undefined;
-  };
-  admits(address: NormalizedAddress): boolean;
+/** One addressed workspace's answer to the sender, as the message record keeps it. */
+export interface WorkspaceDecision {
+  identifier: string;
+  /** Whether the sender was admitted: authenticated as the workspace asks, then by its allow-list. */
+  admitted: boolean;
+  reason: string | null;
+  /**
+   * The workspace's senderAuthentication (its own or auth.senderAuthentication) when it is not
+   * off; absent for off, so records of workspaces that do not authenticate read as before.
+   */
+  senderAuthentication?: Exclude<SenderAuthenticationMode, 'off'>;
+}
+
+/**
+ * A workspace mail is addressed to, with its allow-list compiled once: what routing a
+ * recipient yields, what a transaction holds, and what the admit decision reads.
+ */
+export interface AdmittingWorkspace<W extends SenderWorkspace = SenderWorkspace> {
+  readonly config: W;
+  readonly admits: AllowListMatcher;
 }
 
 export interface AdmitSenderInput {
   /** The header From, as parseFromHeader read it. */
   sender: FromHeaderResult;
   /** The addressed workspaces, each once. */
-  workspaces: readonly SenderGate[];
+  workspaces: readonly AdmittingWorkspace[];
   /** auth.senderAuthentication: the mode of workspaces that name none. */
   defaultMode: SenderAuthenticationMode;
   /** null when no workspace asked for authentication (see needsAuthentication). */
@@ -34,13 +45,13 @@ export interface AdmitSenderResult {
 }
 
 /** The mode a workspace uses: its own, else the configured default. */
-export function senderAuthenticationOf(gate: SenderGate, defaultMode: SenderAuthenticationMode) {
+export function senderAuthenticationOf(gate: AdmittingWorkspace, defaultMode: SenderAuthenticationMode) {
   return gate.config.senderAuthentication ?? defaultMode;
 }
 
 /** Whether any addressed workspace authenticates senders, so the message must be checked. */
 export function needsAuthentication(
-  workspaces: readonly SenderGate[],
+  workspaces: readonly AdmittingWorkspace[],
   defaultMode: SenderAuthenticationMode,
 ) {
   return workspaces.some((gate) => senderAuthenticationOf(gate, defaultMode) !== 'off');

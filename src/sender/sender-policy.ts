@@ -1,6 +1,6 @@
 import { getAlignment } from 'mailauth/lib/tools.js';
-import type { SenderAuthenticationMode } from './auth-settings-schema.ts';
 import type { ArcResult, AuthenticationResults } from './authentication-results.ts';
+import type { SenderAuthenticationMode } from './sender-settings-schema.ts';
 
 export type SenderVerdict =
   /** `domain` is the domain that authenticated the From domain; `via` the check that did. */

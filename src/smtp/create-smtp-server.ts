@@ -6,10 +6,10 @@ import type {
   SMTPServerOptions,
   SMTPServerSession,
 } from 'smtp-server';
-import type { GatewayConfig } from '../config/schema.ts';
 import { RefusalError } from '../errors.ts';
-import type { ReceiveMessage, RoutedWorkspace } from '../intake/receive-message.ts';
+import type { ReceiveMessage } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
+import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
 import { EdgeSmtpServer } from './edge-server.ts';
 import { compileNetworkList } from './network-list.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -20,15 +20,16 @@ import {
   tooManyRecipients,
 } from './session-limits.ts';
 import { acceptedReply, replyFor, toSmtpError } from './smtp-reply.ts';
+import type { SmtpSettings } from './smtp-settings-schema.ts';
 import type { StartTlsOptions } from './tls-options.ts';
 
 export interface SmtpRoutes {
   /** The workspace an ingest address belongs to, or undefined. */
-  lookup(recipient: string): RoutedWorkspace | undefined;
+  lookup(recipient: string): AdmittingWorkspace | undefined;
 }
 
 export interface SmtpIntakeOptions {
-  config: GatewayConfig;
+  settings: SmtpSettings;
   routes: SmtpRoutes;
   receive: ReceiveMessage;
   logger: Logger;
@@ -52,7 +53,7 @@ export interface SmtpIntake {
 }
 
 export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
-  const { config, routes, receive } = options;
+  const { settings, routes, receive } = options;
   const log = options.logger.child({ component: 'smtp' });
   let closing: Promise<void> | undefined;
   let listening = false;
@@ -60,23 +61,23 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   const shuttingDown = () => new RefusalError('SHUTTING_DOWN', 'shutting down, try again later');
 
   const edge = {
-    sessionTimeout: config.smtp.sessionTimeout,
-    trustedProxies: compileNetworkList(config.smtp.proxyProtocolFrom),
+    sessionTimeout: settings.sessionTimeout,
+    trustedProxies: compileNetworkList(settings.proxyProtocolFrom),
   };
   const serverOptions: SMTPServerOptions = {
-    name: config.smtp.hostname,
+    name: settings.hostname,
     banner: 'ingest-gateway',
-    size: config.smtp.maxMessageSize,
+    size: settings.maxMessageSize,
     authOptional: true,
     disabledCommands: disabledCommands(Boolean(options.tls)),
     ...options.tls,
     // Past it smtp-server answers `421 <hostname> Too many connected clients` and closes.
-    maxClients: config.smtp.maxClients,
+    maxClients: settings.maxClients,
     // Replies carry their enhanced status codes in the text (see smtp-reply.ts).
     hideENHANCEDSTATUSCODES: true,
     hideDSN: true,
-    socketTimeout: config.smtp.socketTimeout,
-    closeTimeout: config.smtp.closeTimeout,
+    socketTimeout: settings.socketTimeout,
+    closeTimeout: settings.closeTimeout,
     logger: false,
     onConnect(session, callback) {
       answer(admitConnection(session), callback);
@@ -107,14 +108,14 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   /** At MAIL: the TLS requirement, then the message rates (see rate-limit.ts for what counts). */
   async function admitSender(address: SMTPServerAddress, session: SMTPServerSession) {
     if (closing) return shuttingDown();
-    const tls = tlsRequiredRefusal(config.smtp.requireTls, session);
+    const tls = tlsRequiredRefusal(settings.requireTls, session);
     if (tls) return tls;
     return (await options.rateLimiter?.checkMessage(session.remoteAddress, address.address)) ?? null;
   }
 
   function admitRecipient(address: SMTPServerAddress, session: SMTPServerSession): RefusalError | null {
-    if (exceedsRecipientLimit(session.envelope.rcptTo, address.address, config.smtp.maxRecipients)) {
-      return tooManyRecipients(config.smtp.maxRecipients);
+    if (exceedsRecipientLimit(session.envelope.rcptTo, address.address, settings.maxRecipients)) {
+      return tooManyRecipients(settings.maxRecipients);
     }
     if (routes.lookup(address.address)) return null;
     return new RefusalError('RECIPIENT_UNKNOWN', `<${address.address}>: no such ingest address here`);
@@ -136,7 +137,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const sessionLog = log.child({ sessionId: session.id, transaction: session.transaction });
-    const workspaces: RoutedWorkspace[] = [];
+    const workspaces: AdmittingWorkspace[] = [];
     const seen = new Set<string>();
     for (const rcpt of session.envelope.rcptTo) {
       const routed = routes.lookup(rcpt.address);
@@ -179,22 +180,20 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     async start() {
       await new Promise<void>((resolve, reject) => {
         server.server.once('error', reject);
-        server.listen(config.smtp.port, config.smtp.host, () => {
+        server.listen(settings.port, settings.host, () => {
           server.server.off('error', reject);
           resolve();
         });
       });
       listening = true;
       const port = (server.server.address() as AddressInfo).port;
-      log.info({ host: config.smtp.host, port }, 'smtp listening');
+      log.info({ host: settings.host, port }, 'smtp listening');
       return { port };
     },
     close() {
       closing ??= (async () => {
         if (!listening) return;
-        const deadline = new Promise<void>((resolve) =>
-          setTimeout(resolve, config.smtp.closeTimeout).unref(),
-        );
+        const deadline = new Promise<void>((resolve) => setTimeout(resolve, settings.closeTimeout).unref());
         await Promise.race([Promise.allSettled([...inData]), deadline]);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         for (const connection of server.connections) {

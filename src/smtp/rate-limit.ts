@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
-import type { GatewayConfig } from '../config/schema.ts';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { compileNetworkList, unmapIpv4 } from './network-list.ts';
+import type { SmtpSettings } from './smtp-settings-schema.ts';
 
 /**
  * Per-client and per-sender rates, counted in Redis so that every instance sharing it
@@ -34,7 +34,7 @@ export interface RateLimiter {
   countAccepted(clientAddress: string, sender: string): Promise<void>;
 }
 
-export type RateLimitConfig = GatewayConfig['smtp']['rateLimit'];
+export type RateLimitConfig = SmtpSettings['rateLimit'];
 
 export interface RateLimiterOptions {
   redis: Redis;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
-import type { GatewayConfig } from '../config/schema.ts';
 import { asError } from '../errors.ts';
+import type { SmtpSettings } from './smtp-settings-schema.ts';
 
 /** What smtp-server takes for STARTTLS. */
 export interface StartTlsOptions {
@@ -14,7 +14,7 @@ export interface StartTlsOptions {
   minVersion: 'TLSv1.2';
 }
 
-export type TlsConfig = GatewayConfig['smtp']['tls'];
+export type TlsConfig = SmtpSettings['tls'];
 
 /**
  * Read the STARTTLS key and certificate named by smtp.tls, once at start, and check that

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { ApiResult } from '../parsing-api/api-result.ts';
 import {
   type Document,
   type DocumentWarning,
@@ -12,24 +13,6 @@ import {
  * attempt's result means for the attachment. The worker does the I/O and the bookkeeping;
  * every decision about retrying, pausing or giving up is made here.
  */
-
-/** What one request to the parsing API produced, as the client reports it (it never throws). */
-export type ApiResult =
-  | {
-      kind: 'response';
-      status: number;
-      /** Response headers, names lower-case, repeated headers joined with ", ". */
-      headers: Readonly<Record<string, string>>;
-      /** Parsed JSON for a JSON content type, the text otherwise, undefined when unreadable. */
-      body: unknown;
-      /** Why `body` is undefined although the response had one (too large, invalid JSON). */
-      bodyError?: string;
-    }
-  | {
-      kind: 'network';
-      /** `code` is Node's or undici's error code; `TIMEOUT` for any of the client's timeouts. */
-      error: { code?: string; message: string };
-    };
 
 export type Classification =
   | { outcome: 'uploaded'; documentIdentifier: string; warnings: DocumentWarning[] }

@@ -1,12 +1,12 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { WorkspaceConfig } from '../config/schema.ts';
 import { asError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Document } from '../parsing-api/document-schema.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { CompletionPolicy } from './upload-options-schema.ts';
+import type { UploadWorkspace } from './upload-settings-schema.ts';
 
 /**
  * Completion tracking's BullMQ queue: one delayed job per uploaded document, which polls
@@ -70,7 +70,7 @@ export interface StartTrackingInput {
   queue: Queue<CompletionJobData>;
   ledger: MessageLedger;
   logger: Logger;
-  workspace: WorkspaceConfig;
+  workspace: UploadWorkspace;
   /** The upload's answer: a document already ready needs no polling. */
   document: Document | null;
   upload: Omit<CompletionJobData, 'polls' | 'uploadedAt'>;

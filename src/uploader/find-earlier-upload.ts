@@ -1,5 +1,5 @@
+import type { ApiResult } from '../parsing-api/api-result.ts';
 import { type Document, documentSchema } from '../parsing-api/document-schema.ts';
-import type { ApiResult } from './classify-response.ts';
 
 /**
  * What a lookup by customIdentifier found (pure): the document an earlier attempt created,

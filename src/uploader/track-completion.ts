@@ -1,6 +1,5 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { WorkspaceConfig } from '../config/schema.ts';
 import type { Logger } from '../logger.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import type { KeySpace } from '../record/keys.ts';
@@ -11,6 +10,7 @@ import { decidePoll } from './completion-policy.ts';
 import { type CompletionJobData, completionQueueName } from './completion-queue.ts';
 import { documentOutcome } from './record-outcome.ts';
 import { uploadQuery } from './upload-fields.ts';
+import type { UploadWorkspace } from './upload-settings-schema.ts';
 
 /**
  * Completion tracking (workspaces[].trackCompletion): a BullMQ worker on the `completion`
@@ -28,7 +28,7 @@ export interface CompletionWorkerOptions {
   ledger: MessageLedger;
   /** The uploads' client: same key, pool and timeouts. */
   client: ParsingApiClient;
-  workspaces: ReadonlyMap<string, WorkspaceConfig>;
+  workspaces: ReadonlyMap<string, UploadWorkspace>;
   /** Polls in flight in this process; default 4 (a poll is one small GET). */
   concurrency?: number;
   logger: Logger;

@@ -1,7 +1,7 @@
-import type { WorkspaceConfig } from '../config/schema.ts';
 import { renderCustomIdentifier } from './custom-identifier.ts';
 import { resolveExpiryTime } from './expiry-time.ts';
 import { gatewayCustomIdentifier } from './upload-identity.ts';
+import type { UploadWorkspace } from './upload-settings-schema.ts';
 
 /**
  * The form fields of POST /v3/documents for one attachment, encoded as the service expects
@@ -41,7 +41,7 @@ export interface UploadContext {
 
 export type FormField = [name: string, value: string];
 
-export function uploadFields(workspace: WorkspaceConfig, context: UploadContext): FormField[] {
+export function uploadFields(workspace: UploadWorkspace, context: UploadContext): FormField[] {
   const upload = workspace.upload ?? {};
   const fields: FormField[] = [['workspace', workspace.identifier]];
   const text = (name: string, value: string | null | undefined) => {
@@ -78,7 +78,7 @@ export function uploadFields(workspace: WorkspaceConfig, context: UploadContext)
  * The workspace's template, or the gateway's own identifier of the upload, which lets a retry
  * find the document an earlier attempt created (upload-identity.ts).
  */
-export function customIdentifierOf(workspace: WorkspaceConfig, context: UploadContext): string {
+export function customIdentifierOf(workspace: UploadWorkspace, context: UploadContext): string {
   const template = workspace.upload?.customIdentifier;
   if (template === undefined) return gatewayCustomIdentifier(context.queueId, context.entry);
   return renderCustomIdentifier(template, {
@@ -93,6 +93,6 @@ export function customIdentifierOf(workspace: WorkspaceConfig, context: UploadCo
 }
 
 /** The query parameters of the workspace's requests: `snake_case=true` changes the answers' keys. */
-export function uploadQuery(workspace: WorkspaceConfig): { snakeCase: boolean } {
+export function uploadQuery(workspace: UploadWorkspace): { snakeCase: boolean } {
   return { snakeCase: workspace.upload?.snake_case === true };
 }

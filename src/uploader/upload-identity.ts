@@ -1,5 +1,5 @@
-import type { WorkspaceConfig } from '../config/schema.ts';
 import { parseCustomIdentifier } from './custom-identifier.ts';
+import type { UploadWorkspace } from './upload-settings-schema.ts';
 
 /**
  * The `customIdentifier` is how a retry recognises the document an earlier attempt may have
@@ -17,7 +17,7 @@ export function gatewayCustomIdentifier(queueId: string, entry: number): string 
   return `${queueId}-${entry}`;
 }
 
-export function identifiesOneUpload(workspace: WorkspaceConfig): boolean {
+export function identifiesOneUpload(workspace: UploadWorkspace): boolean {
   const template = workspace.upload?.customIdentifier;
   if (template === undefined) return true;
   const parsed = parseCustomIdentifier(template);

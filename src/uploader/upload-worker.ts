@@ -1,21 +1,22 @@
 import { type Job, type Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { WorkspaceConfig } from '../config/schema.ts';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
+import type { ApiResult } from '../parsing-api/api-result.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import { releaseBlob } from '../queue/blob-release.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { AttachmentEntry, MessageRecord } from '../record/message-record.ts';
-import { type ApiResult, type InspectedResponse, inspectResponse } from './classify-response.ts';
+import { type InspectedResponse, inspectResponse } from './classify-response.ts';
 import { type CompletionJobData, startTracking } from './completion-queue.ts';
 import { findEarlierUpload } from './find-earlier-upload.ts';
 import { documentOutcome, requestErrorOf, uploadContextOf } from './record-outcome.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import { customIdentifierOf, type UploadContext, uploadFields, uploadQuery } from './upload-fields.ts';
 import { identifiesOneUpload } from './upload-identity.ts';
+import type { UploadWorkspace } from './upload-settings-schema.ts';
 
 export interface UploadWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
@@ -25,7 +26,7 @@ export interface UploadWorkerOptions {
   keys: KeySpace;
   ledger: MessageLedger;
   client: ParsingApiClient;
-  workspaces: ReadonlyMap<string, WorkspaceConfig>;
+  workspaces: ReadonlyMap<string, UploadWorkspace>;
   /** upload.concurrency: uploads in flight in this process. */
   concurrency: number;
   /** upload.attempts. */
@@ -221,7 +222,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   async function earlierUpload(
     job: Job<UploadJobData>,
     entry: AttachmentEntry | null,
-    workspace: WorkspaceConfig,
+    workspace: UploadWorkspace,
     context: UploadContext,
     jobLog: Logger,
   ): Promise<ApiResult | null> {

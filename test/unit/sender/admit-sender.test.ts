@@ -2,16 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { RefusalError } from '../../../src/errors.ts';
 import {
   type AdmitSenderInput,
+  type AdmittingWorkspace,
   admitSender,
   needsAuthentication,
-  type SenderGate,
 } from '../../../src/sender/admit-sender.ts';
-import type { SenderAuthenticationMode } from '../../../src/sender/auth-settings-schema.ts';
 import type { AuthenticationResults } from '../../../src/sender/authentication-results.ts';
 import { compileAllowList } from '../../../src/sender/compile-allow-list.ts';
 import { parseFromHeader } from '../../../src/sender/parse-from-header.ts';
+import type { SenderAuthenticationMode } from '../../../src/sender/sender-settings-schema.ts';
 
-function gate(identifier: string, rules: string[] | null, mode?: SenderAuthenticationMode): SenderGate {
+function gate(
+  identifier: string,
+  rules: string[] | null,
+  mode?: SenderAuthenticationMode,
+): AdmittingWorkspace {
   return {
     config: { identifier, whitelistIngestAddresses: rules, ...(mode ? { senderAuthentication: mode } : {}) },
     admits: compileAllowList(rules),

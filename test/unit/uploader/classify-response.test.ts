@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toSnakeCase } from '../../../src/mock-api/to-snake-case.ts';
+import type { ApiResult } from '../../../src/parsing-api/api-result.ts';
 import {
-  type ApiResult,
   type Classification,
   classifyResponse,
   inspectResponse,

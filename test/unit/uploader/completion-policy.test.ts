@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type ApiResult, inspectResponse } from '../../../src/uploader/classify-response.ts';
+import type { ApiResult } from '../../../src/parsing-api/api-result.ts';
+import { inspectResponse } from '../../../src/uploader/classify-response.ts';
 import { decidePoll, type PollDecision, pollDelayMs } from '../../../src/uploader/completion-policy.ts';
 import type { CompletionPolicy } from '../../../src/uploader/upload-options-schema.ts';
 

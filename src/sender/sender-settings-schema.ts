@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { integer } from '../config-fields.ts';
+import { type DeepReadonly, integer, nonEmptyString } from '../config-fields.ts';
+import { AllowListRuleError, compileAllowList } from './compile-allow-list.ts';
 import { isDnsServerAddress } from './dns-resolver.ts';
 import { normalizeDomain } from './normalize-address.ts';
 
 /**
- * The configuration of sender authentication, as src/config/schema.ts and
- * workspace-schema.ts include it. Kept apart from sender-policy.ts so that loading the
- * configuration does not load mailauth.
+ * What the configuration says about senders: the `auth` and `dns` sections, and the keys of a
+ * workspace that decide whom it admits. src/config composes them into the whole file. Kept
+ * apart from sender-policy.ts so that loading the configuration does not load mailauth.
  */
 
 /**
@@ -70,3 +71,37 @@ export const dnsSettingsSchema = z.strictObject({
   /** Times each query is sent to each server; default 2. */
   tries: integer(1, 10).default(2),
 });
+
+/** The validated, frozen `auth` section. */
+export type AuthSettings = DeepReadonly<z.output<typeof authSettingsSchema>>;
+
+/** A workspace's keys that decide whom it admits. */
+export const senderWorkspaceFields = {
+  /**
+   * Sender rules (`*@acme.example`, `ap@partner.example`); absent, null or [] admits anyone.
+   * Compiled when the configuration loads, that a bad rule is a configuration problem, not a surprise per message.
+   */
+  whitelistIngestAddresses: z
+    .array(
+      z.string().superRefine((rule, ctx) => {
+        try {
+          compileAllowList([rule]);
+        } catch (error) {
+          if (!(error instanceof AllowListRuleError)) throw error;
+          ctx.addIssue({ code: 'custom', message: error.message });
+        }
+      }),
+    )
+    .nullable()
+    .optional(),
+  /**
+   * How the header From is authenticated before the allow-list applies: off, aligned or dmarc;
+   * absent: auth.senderAuthentication.
+   */
+  senderAuthentication: senderAuthenticationMode().optional(),
+};
+
+const senderWorkspaceSchema = z.object({ identifier: nonEmptyString(), ...senderWorkspaceFields });
+
+/** A workspace as the sender check sees it. */
+export type SenderWorkspace = DeepReadonly<z.output<typeof senderWorkspaceSchema>>;
