@@ -1,38 +1,17 @@
-import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
-import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { documentMimeType } from '../mail/detect-type.ts';
-import { sanitizeFileName } from '../mail/sanitize-file-name.ts';
-import { describeFound, selectAttachments } from '../mail/select-attachments.ts';
-import { type WalkResult, walkMessage } from '../mail/walk-message.ts';
-import { type IncomingMessage, openIncomingMessage } from '../queue/message-store.ts';
+import { openIncomingMessage } from '../queue/message-store.ts';
 import type { EnqueueResult, Producer } from '../queue/producer.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { newMessageId } from '../record/message-id.ts';
-import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
-import { type AdmittingWorkspace, admitSender, needsAuthentication } from '../sender/admit-sender.ts';
+import { needsAuthentication } from '../sender/admit-sender.ts';
 import type { AuthenticationRun, SenderAuthenticator } from '../sender/authenticate-sender.ts';
-import type { AuthenticationResults } from '../sender/authentication-results.ts';
-import type { NormalizedAddress } from '../sender/normalize-address.ts';
-import { parseFromHeader } from '../sender/parse-from-header.ts';
 import type { AuthSettings } from '../sender/sender-settings-schema.ts';
 import { createSignatureGuard } from '../sender/signature-guard.ts';
-import { createBareLineEndingScanner, describeBareLineEnding } from './bare-line-ending.ts';
+import { type DecidePolicy, decide, type Transaction } from './decide.ts';
+import { storeAndWalk } from './store-and-walk.ts';
 import { teeTo } from './tee-stream.ts';
-
-/** What the SMTP session knows about the transaction when DATA starts. */
-export interface Transaction {
-  remoteAddress: string | null;
-  /** The HELO/EHLO name, for SPF. */
-  helo: string | null;
-  mailFrom: string | null;
-  /** The accepted recipients' workspaces, in RCPT order, each once. */
-  workspaces: readonly AdmittingWorkspace[];
-  rcptTo: readonly string[];
-}
 
 /** The message limits of the `smtp` section that the intake applies while DATA streams. */
 export interface IntakeLimits {
@@ -85,7 +64,11 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
     maxHeaderBytes: 64 * 1024,
     maxPartSize: limits.maxPartSize,
   };
-  const trustedArcSealers = new Set(auth.trustedArcSealers);
+  const policy: DecidePolicy = {
+    maxAttachments: limits.maxAttachments,
+    defaultMode: auth.senderAuthentication,
+    trustedArcSealers: new Set(auth.trustedArcSealers),
+  };
 
   return async function receive(stream, transaction, logger) {
     const incoming = openIncomingMessage(redis, keys, newMessageId());
@@ -112,14 +95,24 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
       );
       if (signatures?.refusal) throw signatures.refusal;
       const results = authentication ? await authentication.results : null;
-      const accepted = decide(walk, transaction, incoming, size, rawSha256, results);
-      const result = await producer.enqueue(accepted);
+      const decision = decide({
+        queueId: incoming.messageId,
+        walk,
+        transaction,
+        authentication: results,
+        size,
+        rawSha256,
+        now: new Date().toISOString(),
+        publicUrl: deps.publicUrl,
+        policy,
+      });
+      const result = await producer.enqueue({ incoming, ...decision });
       logger.info(
         {
           queueId: result.messageId,
           duplicate: result.duplicate,
           size,
-          uploads: accepted.entries.filter((entry) => entry.state === 'queued').length,
+          uploads: decision.entries.filter((entry) => entry.state === 'queued').length,
         },
         'message accepted',
       );
@@ -140,174 +133,4 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
       mailFrom: transaction.mailFrom,
     });
   }
-
-  function decide(
-    walk: WalkResult,
-    transaction: Transaction,
-    incoming: IncomingMessage,
-    size: number,
-    rawSha256: string,
-    results: AuthenticationResults | null,
-  ) {
-    const sender = parseFromHeader(walk.fromHeaders);
-    // Throws the refusal (550 5.7.1, or 451 4.7.0 on a DNS failure) when no workspace admits.
-    const { decisions, authentication } = admitSender({
-      sender,
-      workspaces: transaction.workspaces,
-      defaultMode: auth.senderAuthentication,
-      results,
-      trustedArcSealers,
-    });
-    const senderAddress = sender.ok ? sender.address.address : null;
-
-    const { documents, skipped } = selectAttachments(walk);
-    if (documents.length === 0) {
-      throw new RefusalError('NO_SUPPORTED_ATTACHMENT', `no supported attachment: ${describeFound(walk)}`);
-    }
-    if (documents.length > limits.maxAttachments) {
-      throw new RefusalError(
-        'TOO_MANY_ATTACHMENTS',
-        `${documents.length} supported attachments, at most ${limits.maxAttachments} are taken per message`,
-      );
-    }
-
-    const now = new Date().toISOString();
-    const entries: AttachmentEntry[] = [];
-    for (const decision of decisions) {
-      if (!decision.admitted) continue;
-      for (const part of documents) {
-        const type = part.detectedType;
-        if (type === null) continue;
-        entries.push({
-          entry: entries.length,
-          part: part.index,
-          fileName: sanitizeFileName(part.fileName, type, part.index),
-          contentType: part.declaredType,
-          detectedType: documentMimeType(type),
-          size: part.size,
-          sha256: part.sha256,
-          workspace: decision.identifier,
-          state: 'queued',
-          reason: null,
-          documentIdentifier: null,
-          attempts: 0,
-          warnings: [],
-          updatedAt: now,
-        });
-      }
-    }
-    for (const { part, reason } of skipped) {
-      entries.push({
-        entry: entries.length,
-        part: part.index,
-        fileName: part.fileName ?? `part ${part.partNumber}`,
-        contentType: part.declaredType,
-        detectedType: null,
-        size: part.size,
-        sha256: part.sha256,
-        workspace: null,
-        state: 'skipped',
-        reason,
-        documentIdentifier: null,
-        attempts: 0,
-        warnings: [],
-        updatedAt: now,
-      });
-    }
-
-    const summary: MessageSummary = {
-      id: incoming.messageId,
-      messageId: walk.messageId,
-      receivedAt: now,
-      remoteAddress: transaction.remoteAddress,
-      envelope: { mailFrom: transaction.mailFrom, rcptTo: [...transaction.rcptTo] },
-      from: senderAddress,
-      subject: walk.subject,
-      sourceEmail: `${deps.publicUrl}/v1/messages/${incoming.messageId}/raw`,
-      sourceEmailAddress: senderAddress,
-      size,
-      workspaces: decisions,
-      authentication,
-    };
-    const recipients = [...transaction.rcptTo].map((rcpt) => rcpt.toLowerCase()).sort();
-    const deliveryHash = createHash('sha256')
-      .update(rawSha256)
-      .update('\n')
-      .update(recipients.join('\n'))
-      .digest('hex');
-    return { incoming, summary, entries, deliveryHash };
-  }
-}
-
-interface Stored {
-  walk: WalkResult;
-  rawSha256: string;
-  size: number;
-}
-
-/**
- * Tee the DATA stream into the raw copy and the MIME walk, each with backpressure. Once the
- * message is refused (too large, a bare CR or LF, a walk limit) or storing fails, the rest of
- * DATA is read and dropped, and the reason is thrown after the stream ends.
- */
-async function storeAndWalk(
-  stream: Readable,
-  incoming: IncomingMessage,
-  limits: Parameters<typeof walkMessage>[2],
-  maxMessageSize: number,
-  rejectBareLineEndings: boolean,
-  /** Called once, when the message is refused while it streams. */
-  onStop: () => void,
-): Promise<Stored> {
-  const walkInput = new PassThrough({ highWaterMark: 64 * 1024 });
-  const walking = walkMessage(walkInput, incoming.parts, limits);
-  let stopped: unknown;
-  /** The first reason wins; the walk and the authentication branch end at once. */
-  const stop = (reason: unknown) => {
-    if (stopped !== undefined) return;
-    stopped = reason;
-    walkInput.destroy();
-    onStop();
-  };
-  walking.catch(stop);
-  const hash = createHash('sha256');
-  let size = 0;
-  const lineEndings = rejectBareLineEndings ? createBareLineEndingScanner() : null;
-  const refuseBare = (found: 'cr' | 'lf') =>
-    new RefusalError('BARE_LINE_ENDING', describeBareLineEnding(found));
-
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    if (stopped !== undefined) continue;
-    size += chunk.length;
-    if (size > maxMessageSize) {
-      stop(
-        new RefusalError(
-          'MESSAGE_TOO_LARGE',
-          `message exceeds the ${maxMessageSize} bytes this server takes`,
-        ),
-      );
-      continue;
-    }
-    // Checked before the chunk is stored: smuggled commands never reach Redis.
-    const bare = lineEndings?.push(chunk) ?? null;
-    if (bare !== null) {
-      stop(refuseBare(bare));
-      continue;
-    }
-    hash.update(chunk);
-    try {
-      await incoming.raw.write(chunk);
-      if (!walkInput.write(chunk))
-        await Promise.race([once(walkInput, 'drain'), walking.catch(() => undefined)]);
-    } catch (err) {
-      stop(err);
-    }
-  }
-  const bareAtEnd = lineEndings?.end() ?? null;
-  if (bareAtEnd !== null) stop(refuseBare(bareAtEnd));
-  if (stopped !== undefined) throw stopped;
-  walkInput.end();
-  await incoming.raw.end();
-  const walk = await walking;
-  return { walk, rawSha256: hash.digest('hex'), size };
 }

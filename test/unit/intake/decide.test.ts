@@ -1,0 +1,252 @@
+import { describe, expect, it } from 'vitest';
+import { RefusalError } from '../../../src/errors.ts';
+import { type DecideInput, decide, type Transaction } from '../../../src/intake/decide.ts';
+import type { LeafPart, WalkResult } from '../../../src/mail/walk-message.ts';
+import type { AdmittingWorkspace } from '../../../src/sender/admit-sender.ts';
+import { compileAllowList } from '../../../src/sender/compile-allow-list.ts';
+
+const hash = (seed: string) => seed.repeat(64).slice(0, 64);
+
+function leaf(index: number, fields: Partial<LeafPart> = {}): LeafPart {
+  return {
+    index,
+    partNumber: String(index + 1),
+    declaredType: 'application/pdf',
+    disposition: 'attachment',
+    fileName: `doc-${index}.pdf`,
+    contentId: null,
+    depth: 0,
+    role: 'candidate',
+    size: 1000 + index,
+    sha256: hash(String(index)),
+    detectedType: 'pdf',
+    bytesType: 'application/pdf',
+    stored: true,
+    ...fields,
+  };
+}
+
+const body = (index: number): LeafPart =>
+  leaf(index, {
+    declaredType: 'text/plain',
+    disposition: null,
+    fileName: null,
+    role: 'body',
+    sha256: '',
+    detectedType: null,
+    bytesType: null,
+    stored: false,
+  });
+
+function walk(parts: LeafPart[], fields: Partial<WalkResult> = {}): WalkResult {
+  return {
+    messageId: 'm1@acme.example',
+    subject: 'Invoice 42',
+    fromHeaders: ['Ann <ann@acme.example>'],
+    parts,
+    htmlCids: new Set(),
+    ...fields,
+  };
+}
+
+function workspace(identifier: string, rules: string[] | null): AdmittingWorkspace {
+  return { config: { identifier, whitelistIngestAddresses: rules }, admits: compileAllowList(rules) };
+}
+
+function transaction(workspaces: AdmittingWorkspace[], rcptTo = ['a@ingest.example']): Transaction {
+  return {
+    remoteAddress: '192.0.2.7',
+    helo: 'mx.acme.example',
+    mailFrom: 'bounce@acme.example',
+    workspaces,
+    rcptTo,
+  };
+}
+
+function input(fields: Partial<DecideInput> = {}): DecideInput {
+  return {
+    queueId: 'q1',
+    walk: walk([body(0), leaf(1)]),
+    transaction: transaction([workspace('ws-acme', ['*@acme.example'])]),
+    authentication: null,
+    size: 5000,
+    rawSha256: hash('r'),
+    now: '2026-11-24T00:00:00.000Z',
+    publicUrl: 'http://gw.example:8025',
+    policy: { maxAttachments: 10, defaultMode: 'off', trustedArcSealers: new Set() },
+    ...fields,
+  };
+}
+
+/** The uploads a decision makes, as "workspace:part:fileName". */
+const uploads = (fields: Partial<DecideInput>) =>
+  decide(input(fields))
+    .entries.filter((entry) => entry.state === 'queued')
+    .map((entry) => `${entry.workspace}:${entry.part}:${entry.fileName}`);
+
+const refusal = (fields: Partial<DecideInput>) => {
+  try {
+    decide(input(fields));
+  } catch (err) {
+    if (err instanceof RefusalError) return `${err.code}: ${err.message}`;
+    throw err;
+  }
+  return 'accepted';
+};
+
+describe('decide', () => {
+  it.each<{ name: string; fields: Partial<DecideInput>; expected: string[] }>([
+    { name: 'one document for one admitting workspace', fields: {}, expected: ['ws-acme:1:doc-1.pdf'] },
+    {
+      name: 'every document for every admitting workspace, workspace by workspace',
+      fields: {
+        walk: walk([body(0), leaf(1), leaf(2)]),
+        transaction: transaction([workspace('ws-a', null), workspace('ws-b', ['ann@acme.example'])]),
+      },
+      expected: ['ws-a:1:doc-1.pdf', 'ws-a:2:doc-2.pdf', 'ws-b:1:doc-1.pdf', 'ws-b:2:doc-2.pdf'],
+    },
+    {
+      name: 'nothing for the workspace that refuses the sender',
+      fields: {
+        transaction: transaction([workspace('ws-other', ['*@other.example']), workspace('ws-acme', null)]),
+      },
+      expected: ['ws-acme:1:doc-1.pdf'],
+    },
+    {
+      name: 'the name sent upstream is sanitised, and a nameless part named from its type',
+      fields: {
+        walk: walk([leaf(0, { fileName: '../../etc/in\u202evoice.pdf' }), leaf(1, { fileName: null })]),
+      },
+      expected: ['ws-acme:0:invoice.pdf', 'ws-acme:1:attachment-2.pdf'],
+    },
+    {
+      name: 'exactly maxAttachments documents are taken',
+      fields: {
+        walk: walk([leaf(0), leaf(1)]),
+        policy: { maxAttachments: 2, defaultMode: 'off', trustedArcSealers: new Set() },
+      },
+      expected: ['ws-acme:0:doc-0.pdf', 'ws-acme:1:doc-1.pdf'],
+    },
+  ])('uploads $name', ({ fields, expected }) => {
+    expect(uploads(fields)).toEqual(expected);
+  });
+
+  it.each<{ name: string; fields: Partial<DecideInput>; expected: RegExp }>([
+    {
+      name: 'a sender no workspace admits',
+      fields: { transaction: transaction([workspace('ws-other', ['*@other.example'])]) },
+      expected: /^SENDER_NOT_ADMITTED: /,
+    },
+    {
+      name: 'a malformed From where an allow-list applies',
+      fields: { walk: walk([leaf(0)], { fromHeaders: ['not an address'] }) },
+      expected: /^SENDER_NOT_ADMITTED: /,
+    },
+    {
+      name: 'two From headers where an allow-list applies',
+      fields: { walk: walk([leaf(0)], { fromHeaders: ['ann@acme.example', 'eve@evil.example'] }) },
+      expected: /^SENDER_NOT_ADMITTED: /,
+    },
+    {
+      name: 'a message with only its body',
+      fields: { walk: walk([body(0)]) },
+      expected: /^NO_SUPPORTED_ATTACHMENT: no supported attachment: /,
+    },
+    {
+      name: 'a message whose only attachment is of no supported type',
+      fields: {
+        walk: walk([
+          body(0),
+          leaf(1, {
+            declaredType: 'application/zip',
+            detectedType: null,
+            bytesType: 'application/zip',
+            fileName: 'a.zip',
+          }),
+        ]),
+      },
+      expected: /^NO_SUPPORTED_ATTACHMENT: .*a\.zip/,
+    },
+    {
+      name: 'more documents than maxAttachments',
+      fields: {
+        walk: walk([leaf(0), leaf(1), leaf(2)]),
+        policy: { maxAttachments: 2, defaultMode: 'off', trustedArcSealers: new Set() },
+      },
+      expected: /^TOO_MANY_ATTACHMENTS: 3 supported attachments, at most 2 are taken per message$/,
+    },
+  ])('refuses $name', ({ fields, expected }) => {
+    expect(refusal(fields)).toMatch(expected);
+  });
+
+  it('admits an open workspace whatever the From says', () => {
+    expect(
+      refusal({
+        walk: walk([leaf(0)], { fromHeaders: [] }),
+        transaction: transaction([workspace('ws-open', null)]),
+      }),
+    ).toBe('accepted');
+  });
+
+  it('records skipped parts after the uploads, with their reasons, and no workspace', () => {
+    const logo = leaf(2, {
+      declaredType: 'image/png',
+      detectedType: 'png',
+      bytesType: 'image/png',
+      fileName: 'logo.png',
+      contentId: 'logo@x',
+      disposition: 'inline',
+    });
+    const zip = leaf(3, {
+      declaredType: 'application/zip',
+      detectedType: null,
+      bytesType: 'application/zip',
+      fileName: 'a.zip',
+    });
+    const { entries } = decide(
+      input({ walk: walk([body(0), leaf(1), logo, zip], { htmlCids: new Set(['logo@x']) }) }),
+    );
+    expect(entries.map((entry) => [entry.entry, entry.part, entry.state, entry.workspace])).toEqual([
+      [0, 1, 'queued', 'ws-acme'],
+      [1, 2, 'skipped', null],
+      [2, 3, 'skipped', null],
+    ]);
+    expect(entries[1]?.reason).toMatch(/^inline image referenced by the message/);
+    expect(entries[2]?.reason).toMatch(/application\/zip/);
+    expect(entries.every((entry) => entry.attempts === 0 && entry.documentIdentifier === null)).toBe(true);
+  });
+
+  it('writes the record summary the HTTP API serves', () => {
+    const { summary, entries } = decide(input());
+    expect(summary).toEqual({
+      id: 'q1',
+      messageId: 'm1@acme.example',
+      receivedAt: '2026-11-24T00:00:00.000Z',
+      remoteAddress: '192.0.2.7',
+      envelope: { mailFrom: 'bounce@acme.example', rcptTo: ['a@ingest.example'] },
+      from: 'ann@acme.example',
+      subject: 'Invoice 42',
+      sourceEmail: 'http://gw.example:8025/v1/messages/q1/raw',
+      sourceEmailAddress: 'ann@acme.example',
+      size: 5000,
+      workspaces: [{ identifier: 'ws-acme', admitted: true, reason: null }],
+      authentication: null,
+    });
+    expect(entries[0]).toMatchObject({
+      contentType: 'application/pdf',
+      detectedType: 'application/pdf',
+      size: 1001,
+      sha256: hash('1'),
+      updatedAt: '2026-11-24T00:00:00.000Z',
+    });
+  });
+
+  it('names a delivery by its bytes and its recipients, whatever their order and case', () => {
+    const hashOf = (rcptTo: string[], rawSha256 = hash('r')) =>
+      decide(input({ rawSha256, transaction: transaction([workspace('ws-acme', null)], rcptTo) }))
+        .deliveryHash;
+    expect(hashOf(['a@x.example', 'B@x.example'])).toBe(hashOf(['b@x.example', 'A@x.example']));
+    expect(hashOf(['a@x.example'])).not.toBe(hashOf(['a@x.example', 'b@x.example']));
+    expect(hashOf(['a@x.example'])).not.toBe(hashOf(['a@x.example'], hash('s')));
+  });
+});
