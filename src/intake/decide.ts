@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { RefusalError } from '../errors.ts';
 import { documentMimeType } from '../mail/detect-type.ts';
 import { sanitizeFileName } from '../mail/sanitize-file-name.ts';
-import { describeFound, selectAttachments } from '../mail/select-attachments.ts';
-import type { WalkResult } from '../mail/walk-message.ts';
+import { describeFound, type SkippedPart, selectAttachments } from '../mail/select-attachments.ts';
+import type { LeafPart, WalkResult } from '../mail/walk-message.ts';
 import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
-import { type AdmittingWorkspace, admitSender } from '../sender/admit-sender.ts';
+import { type AdmittingWorkspace, admitSender, type WorkspaceDecision } from '../sender/admit-sender.ts';
 import type { AuthenticationResults } from '../sender/authentication-results.ts';
 import { parseFromHeader } from '../sender/parse-from-header.ts';
 import type { SenderAuthenticationMode } from '../sender/sender-settings-schema.ts';
@@ -91,6 +91,32 @@ export function decide(input: DecideInput): Decision {
     );
   }
 
+  const entries = recordEntries(decisions, documents, skipped, now);
+
+  const summary: MessageSummary = {
+    id: queueId,
+    messageId: walk.messageId,
+    receivedAt: now,
+    remoteAddress: transaction.remoteAddress,
+    envelope: { mailFrom: transaction.mailFrom, rcptTo: [...transaction.rcptTo] },
+    from: senderAddress,
+    subject: walk.subject,
+    sourceEmail: `${input.publicUrl}/v1/messages/${queueId}/raw`,
+    sourceEmailAddress: senderAddress,
+    size: input.size,
+    workspaces: decisions,
+    authentication,
+  };
+  return { summary, entries, deliveryHash: deliveryHash(input.rawSha256, transaction.rcptTo) };
+}
+
+/** The record's attachments: one upload per admitting workspace and document, then the skipped parts. */
+function recordEntries(
+  decisions: readonly WorkspaceDecision[],
+  documents: readonly LeafPart[],
+  skipped: readonly SkippedPart[],
+  now: string,
+): AttachmentEntry[] {
   const entries: AttachmentEntry[] = [];
   const entry = (
     fields: Omit<AttachmentEntry, 'entry' | 'documentIdentifier' | 'attempts' | 'warnings' | 'updatedAt'>,
@@ -134,22 +160,7 @@ export function decide(input: DecideInput): Decision {
       reason,
     });
   }
-
-  const summary: MessageSummary = {
-    id: queueId,
-    messageId: walk.messageId,
-    receivedAt: now,
-    remoteAddress: transaction.remoteAddress,
-    envelope: { mailFrom: transaction.mailFrom, rcptTo: [...transaction.rcptTo] },
-    from: senderAddress,
-    subject: walk.subject,
-    sourceEmail: `${input.publicUrl}/v1/messages/${queueId}/raw`,
-    sourceEmailAddress: senderAddress,
-    size: input.size,
-    workspaces: decisions,
-    authentication,
-  };
-  return { summary, entries, deliveryHash: deliveryHash(input.rawSha256, transaction.rcptTo) };
+  return entries;
 }
 
 function deliveryHash(rawSha256: string, rcptTo: readonly string[]): string {
