@@ -26,6 +26,8 @@ export type RefusalCode =
   | 'MESSAGE_RATE_EXCEEDED'
   /** A transaction names more recipients than smtp.maxRecipients. */
   | 'TOO_MANY_RECIPIENTS'
+  /** RCPT TO names a workspace whose admission policy differs from the transaction's first recipient's. */
+  | 'OTHER_ADMISSION_POLICY'
   /** smtp.requireTls is set and the client sent MAIL before STARTTLS. */
   | 'TLS_REQUIRED'
   /** DATA holds a CR or LF that is not part of a CRLF pair (SMTP smuggling). */

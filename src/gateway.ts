@@ -201,7 +201,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         messageTtlSeconds: config.retention.messages,
         waitAofTimeout: durability.waitAof ? config.redis.waitAofTimeout : null,
       });
-      routeTable = createRouteTable(config.workspaces);
+      routeTable = createRouteTable(config.workspaces, config.auth.senderAuthentication);
       const forgeable = config.workspaces
         .filter((ws) => (ws.whitelistIngestAddresses ?? []).length > 0)
         .filter((ws) => (ws.senderAuthentication ?? config.auth.senderAuthentication) === 'off')
@@ -249,7 +249,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       workspaces.clear();
       for (const workspace of next.config.workspaces) workspaces.set(workspace.identifier, workspace);
       warnUnidentifiable(next.config.workspaces, logger);
-      if (routeTable) routeTable = createRouteTable(next.config.workspaces);
+      if (routeTable)
+        routeTable = createRouteTable(next.config.workspaces, next.config.auth.senderAuthentication);
       worker?.resume();
       logger.info(
         { workspaces: next.config.workspaces.length },

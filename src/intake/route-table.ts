@@ -1,7 +1,8 @@
+import { admissionPolicyKey } from '../sender/admission-policy.ts';
 import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
 import { compileAllowList } from '../sender/compile-allow-list.ts';
 import { type NormalizedAddress, normalizeAddress } from '../sender/normalize-address.ts';
-import type { SenderWorkspace } from '../sender/sender-settings-schema.ts';
+import type { SenderAuthenticationMode, SenderWorkspace } from '../sender/sender-settings-schema.ts';
 
 /** What routing needs of a workspace: its ingest address and whom it admits. */
 export interface RoutableWorkspace extends SenderWorkspace {
@@ -29,7 +30,11 @@ export function routeKey(address: NormalizedAddress): string {
  * address is still refused here, as a table built from anything else must not pick one
  * silently.
  */
-export function createRouteTable<W extends RoutableWorkspace>(workspaces: readonly W[]): RouteTable<W> {
+export function createRouteTable<W extends RoutableWorkspace>(
+  workspaces: readonly W[],
+  /** auth.senderAuthentication: the mode of workspaces that name none. */
+  defaultMode: SenderAuthenticationMode,
+): RouteTable<W> {
   const routes = new Map<string, AdmittingWorkspace<W>>();
   for (const config of workspaces) {
     const address = normalizeAddress(config.ingestEmail);
@@ -42,7 +47,11 @@ export function createRouteTable<W extends RoutableWorkspace>(workspaces: readon
     if (routes.has(key)) {
       throw new Error(`workspace ${config.identifier}: ${config.ingestEmail} is routed twice`);
     }
-    routes.set(key, { config, admits: compileAllowList(config.whitelistIngestAddresses) });
+    routes.set(key, {
+      config,
+      admits: compileAllowList(config.whitelistIngestAddresses),
+      policy: admissionPolicyKey(config, defaultMode),
+    });
   }
 
   function route(recipient: string): AdmittingWorkspace<W> | undefined {

@@ -25,6 +25,8 @@ export interface WorkspaceDecision {
 export interface AdmittingWorkspace<W extends SenderWorkspace = SenderWorkspace> {
   readonly config: W;
   readonly admits: AllowListMatcher;
+  /** Its admission policy (admission-policy.ts): recipients of one transaction share it. */
+  readonly policy: string;
 }
 
 export interface AdmitSenderInput {

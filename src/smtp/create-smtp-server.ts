@@ -117,8 +117,18 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     if (exceedsRecipientLimit(session.envelope.rcptTo, address.address, settings.maxRecipients)) {
       return tooManyRecipients(settings.maxRecipients);
     }
-    if (routes.lookup(address.address)) return null;
-    return new RefusalError('RECIPIENT_UNKNOWN', `<${address.address}>: no such ingest address here`);
+    const routed = routes.lookup(address.address);
+    if (!routed)
+      return new RefusalError('RECIPIENT_UNKNOWN', `<${address.address}>: no such ingest address here`);
+    // One reply after DATA speaks for every recipient (DESIGN.md, Ingest rule 7).
+    const first = session.envelope.rcptTo[0];
+    if (first && routes.lookup(first.address)?.policy !== routed.policy) {
+      return new RefusalError(
+        'OTHER_ADMISSION_POLICY',
+        `<${address.address}>: admits senders by another policy than <${first.address}>; send it in its own transaction`,
+      );
+    }
+    return null;
   }
 
   /** An smtp-server hook's callback, from a decision: the refusal's reply, or go on. */

@@ -29,6 +29,7 @@ const replies: Record<RefusalCode, { responseCode: number; enhanced: string }> =
   CONNECTION_RATE_EXCEEDED: { responseCode: 421, enhanced: '4.7.0' },
   MESSAGE_RATE_EXCEEDED: { responseCode: 450, enhanced: '4.7.1' },
   TOO_MANY_RECIPIENTS: { responseCode: 452, enhanced: '4.5.3' },
+  OTHER_ADMISSION_POLICY: { responseCode: 452, enhanced: '4.5.3' },
   TLS_REQUIRED: { responseCode: 530, enhanced: '5.7.0' },
   BARE_LINE_ENDING: { responseCode: 550, enhanced: '5.6.0' },
   COMMAND_LINE_TOO_LONG: { responseCode: 500, enhanced: '5.5.2' },

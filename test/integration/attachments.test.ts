@@ -16,7 +16,17 @@ describe('attachments end to end', () => {
   let harness: Harness;
 
   beforeAll(async () => {
-    harness = await startHarness({ smtp: '  maxAttachments: 20' });
+    harness = await startHarness({
+      smtp: '  maxAttachments: 20',
+      workspaces: `  - identifier: ws-open
+    ingestEmail: documents@ingest.test
+  - identifier: ws-acme
+    ingestEmail: invoices@ingest.test
+    whitelistIngestAddresses: ["*@acme.example", "ap@partner.example"]
+  - identifier: ws-ledger
+    ingestEmail: ledger@ingest.test
+    whitelistIngestAddresses: ["ap@partner.example", "*@acme.example"]`,
+    });
   });
   afterAll(async () => harness?.close());
 
@@ -130,35 +140,53 @@ describe('attachments end to end', () => {
     expect(sent).toEqual(expect.arrayContaining(['Rechnung März.pdf', 'notes.txt']));
   });
 
-  it('uploads a message to two workspaces once for each workspace that admits the sender', async () => {
-    const admittedByBoth = await ingest(
+  it('uploads a message to two workspaces of one admission policy once for each', async () => {
+    const record = await ingest(
       await composeMessage({
         from: 'ann@acme.example',
         attachments: [{ filename: 'both.pdf', content: uniquePdf('both') }],
       }),
-      ['documents@ingest.test', 'invoices@ingest.test'],
+      ['invoices@ingest.test', 'ledger@ingest.test'],
     );
-    expect(admittedByBoth.attachments.map((entry) => [entry.workspace, entry.state])).toEqual([
-      ['ws-open', 'uploaded'],
+    expect(record.attachments.map((entry) => [entry.workspace, entry.state])).toEqual([
       ['ws-acme', 'uploaded'],
+      ['ws-ledger', 'uploaded'],
     ]);
-    expect(uploadsOf(admittedByBoth).map((upload) => upload?.fields.workspace?.[0])).toEqual([
-      'ws-open',
+    expect(uploadsOf(record).map((upload) => upload?.fields.workspace?.[0])).toEqual([
       'ws-acme',
+      'ws-ledger',
+    ]);
+  });
+
+  it('answers 452 4.5.3 at RCPT for a workspace of another admission policy, so no refusal is silent', async () => {
+    const message = await composeMessage({
+      from: 'someone@else.example',
+      attachments: [{ filename: 'one.pdf', content: uniquePdf('one') }],
+    });
+    const { rcpt, data } = await deliver(harness.smtpPort, {
+      to: ['documents@ingest.test', 'invoices@ingest.test', 'ledger@ingest.test'],
+      message,
+    });
+    expect(rcpt.map((reply) => reply.code)).toEqual([250, 452, 452]);
+    expect(rcpt[2]?.text).toMatch(/^452 4\.5\.3 <ledger@ingest\.test>: /);
+    expect(rcpt[1]?.text).toMatch(/^452 4\.5\.3 <invoices@ingest\.test>: .*own transaction$/);
+    const id = queuedId(data);
+    await harness.settled(id, 0);
+    const record = await harness.record(id);
+    expect(record.envelope.rcptTo).toEqual(['documents@ingest.test']);
+    expect(record.workspaces).toEqual([{ identifier: 'ws-open', admitted: true, reason: null }]);
+    expect(record.attachments.map((entry) => [entry.workspace, entry.state])).toEqual([
+      ['ws-open', 'uploaded'],
     ]);
 
-    const admittedByOne = await ingest(
-      await composeMessage({
-        from: 'someone@else.example',
-        attachments: [{ filename: 'one.pdf', content: uniquePdf('one') }],
-      }),
-      ['documents@ingest.test', 'invoices@ingest.test'],
-    );
-    expect(admittedByOne.attachments.map((entry) => entry.workspace)).toEqual(['ws-open']);
-    expect(admittedByOne.workspaces).toEqual([
-      { identifier: 'ws-open', admitted: true, reason: null },
-      { identifier: 'ws-acme', admitted: false, reason: 'sender not in the allow-list' },
-    ]);
+    // The sending server retries the deferred recipients in a transaction of their own: one
+    // policy, so one verdict for both, and a refusal it bounces.
+    const retried = await deliver(harness.smtpPort, {
+      to: ['invoices@ingest.test', 'ledger@ingest.test'],
+      message,
+    });
+    expect(retried.rcpt.map((reply) => reply.code)).toEqual([250, 250]);
+    expect(retried.data?.text).toMatch(/^550 5\.7\.1 sender someone@else\.example is not admitted/);
   });
 
   it('answers a repeated delivery of the same message with the same id and uploads once', async () => {

@@ -50,7 +50,11 @@ function walk(parts: LeafPart[], fields: Partial<WalkResult> = {}): WalkResult {
 }
 
 function workspace(identifier: string, rules: string[] | null): AdmittingWorkspace {
-  return { config: { identifier, whitelistIngestAddresses: rules }, admits: compileAllowList(rules) };
+  return {
+    config: { identifier, whitelistIngestAddresses: rules },
+    admits: compileAllowList(rules),
+    policy: 'unused by decide',
+  };
 }
 
 function transaction(workspaces: AdmittingWorkspace[], rcptTo = ['a@ingest.example']): Transaction {

@@ -18,7 +18,7 @@ workspaces:
 });
 
 describe('createRouteTable', () => {
-  const table = createRouteTable(config.workspaces);
+  const table = createRouteTable(config.workspaces, 'off');
 
   it.each([
     ['invoices@ingest.example.com', 'invoices'],
@@ -59,6 +59,50 @@ describe('createRouteTable', () => {
       identifier: 'twin',
       ingestEmail: 'INVOICES@ingest.example.com',
     };
-    expect(() => createRouteTable([first, twin])).toThrow(/routed twice/);
+    expect(() => createRouteTable([first, twin], 'off')).toThrow(/routed twice/);
+  });
+
+  it.each<{ name: string; a: Partial<WorkspaceConfig>; b: Partial<WorkspaceConfig>; same: boolean }>([
+    { name: 'two open workspaces', a: {}, b: { whitelistIngestAddresses: [] }, same: true },
+    { name: 'null and absent allow-lists', a: { whitelistIngestAddresses: null }, b: {}, same: true },
+    {
+      name: 'the same rules in another order, one repeated',
+      a: { whitelistIngestAddresses: ['*@a.example', 'b@b.example'] },
+      b: { whitelistIngestAddresses: ['b@b.example', '*@a.example', 'b@b.example'] },
+      same: true,
+    },
+    {
+      name: 'an open and a listed workspace',
+      a: {},
+      b: { whitelistIngestAddresses: ['*@a.example'] },
+      same: false,
+    },
+    {
+      name: 'two different lists',
+      a: { whitelistIngestAddresses: ['*@a.example'] },
+      b: { whitelistIngestAddresses: ['*@b.example'] },
+      same: false,
+    },
+    { name: 'the default mode and its own, equal', a: {}, b: { senderAuthentication: 'off' }, same: true },
+    { name: 'the default mode and aligned', a: {}, b: { senderAuthentication: 'aligned' }, same: false },
+    {
+      name: 'aligned and dmarc',
+      a: { senderAuthentication: 'aligned' },
+      b: { senderAuthentication: 'dmarc' },
+      same: false,
+    },
+  ])('gives $name the same admission policy: $same', ({ a, b, same }) => {
+    const [first] = config.workspaces;
+    if (first === undefined) throw new Error('no workspace');
+    const base = { ...first, whitelistIngestAddresses: undefined, senderAuthentication: undefined };
+    const routes = createRouteTable(
+      [
+        { ...base, ...a, identifier: 'a', ingestEmail: 'a@ingest.example' },
+        { ...base, ...b, identifier: 'b', ingestEmail: 'b@ingest.example' },
+      ],
+      'off',
+    );
+    const policy = (recipient: string) => routes.route(recipient)?.policy;
+    expect(policy('a@ingest.example') === policy('b@ingest.example')).toBe(same);
   });
 });

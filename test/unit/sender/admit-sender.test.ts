@@ -19,6 +19,7 @@ function gate(
   return {
     config: { identifier, whitelistIngestAddresses: rules, ...(mode ? { senderAuthentication: mode } : {}) },
     admits: compileAllowList(rules),
+    policy: 'unused by the admit decision',
   };
 }
 
