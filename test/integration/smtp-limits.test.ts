@@ -77,9 +77,9 @@ describe('SMTP limits', () => {
     await session.command('EHLO client.test');
     await session.command('MAIL FROM:<ann@acme.example>');
     expect((await session.command('RCPT TO:<documents@ingest.test>')).code).toBe(250);
-    expect((await session.command('RCPT TO:<invoices@ingest.test>')).code).toBe(250);
+    expect((await session.command('RCPT TO:<third@ingest.test>')).code).toBe(250);
     expect((await session.command('RCPT TO:<DOCUMENTS@ingest.test>')).code).toBe(250);
-    expect((await session.command('RCPT TO:<third@ingest.test>')).text).toBe(
+    expect((await session.command('RCPT TO:<invoices@ingest.test>')).text).toBe(
       '452 4.5.3 too many recipients: at most 2 per message; send the rest in another transaction',
     );
     await session.close();
@@ -91,17 +91,17 @@ describe('SMTP limits', () => {
       await smtp.command('EHLO client.test');
       await smtp.command('MAIL FROM:<ann@acme.example>');
       await smtp.command('RCPT TO:<documents@ingest.test>');
-      await smtp.command('RCPT TO:<invoices@ingest.test>');
-      expect((await smtp.command('RCPT TO:<third@ingest.test>')).code).toBe(452);
+      await smtp.command('RCPT TO:<third@ingest.test>');
+      expect((await smtp.command('RCPT TO:<invoices@ingest.test>')).code).toBe(452);
       const message = await composeMessage({
         attachments: [{ filename: 'r.pdf', content: uniquePdf('recipients') }],
       });
       const id = queuedId(await smtp.data(message));
       const record = await harness.record(id);
-      expect(record.envelope.rcptTo).toEqual(['documents@ingest.test', 'invoices@ingest.test']);
+      expect(record.envelope.rcptTo).toEqual(['documents@ingest.test', 'third@ingest.test']);
       // The refused recipient's workspace gets nothing: one upload for each of the other two.
-      expect(record.workspaces.map((workspace) => workspace.identifier)).toEqual(['ws-open', 'ws-acme']);
-      expect(record.attachments.map((entry) => entry.workspace)).toEqual(['ws-open', 'ws-acme']);
+      expect(record.workspaces.map((workspace) => workspace.identifier)).toEqual(['ws-open', 'ws-third']);
+      expect(record.attachments.map((entry) => entry.workspace)).toEqual(['ws-open', 'ws-third']);
       expect(await Promise.all([harness.settled(id, 0), harness.settled(id, 1)])).toEqual([
         'completed',
         'completed',
@@ -111,7 +111,7 @@ describe('SMTP limits', () => {
           .filter((upload) => upload.file?.fileName === 'r.pdf')
           .map((upload) => upload.fields.workspace?.[0])
           .sort(),
-      ).toEqual(['ws-acme', 'ws-open']);
+      ).toEqual(['ws-open', 'ws-third']);
     } finally {
       await smtp.close();
     }
