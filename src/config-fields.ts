@@ -20,16 +20,6 @@ export function port() {
   return integer(0, 65_535);
 }
 
-/** Hosts an `http:` URL may point at without exposing the traffic (and the API key) on a network. */
-export function isLoopbackHost(hostname: string): boolean {
-  return (
-    hostname === 'localhost' ||
-    hostname.endsWith('.localhost') ||
-    /^127\.\d+\.\d+\.\d+$/.test(hostname) ||
-    hostname === '[::1]'
-  );
-}
-
 /**
  * An absolute http(s) URL without credentials, query or fragment, returned without trailing
  * slashes so a path can be appended (`${baseUrl}/v3/documents`).

@@ -3,12 +3,12 @@ import {
   baseUrl,
   type DeepReadonly,
   integer,
-  isLoopbackHost,
   LOG_LEVELS,
   nonEmptyString,
   port,
   redisUrl,
 } from '../config-fields.ts';
+import { isLoopbackHost, plainHttpRefusal } from '../parsing-api/base-url-policy.ts';
 import { authSettingsSchema, dnsSettingsSchema } from '../sender/sender-settings-schema.ts';
 import { smtpSettingsSchema } from '../smtp/smtp-settings-schema.ts';
 import { uploadSettingsSchema } from '../uploader/upload-settings-schema.ts';
@@ -100,16 +100,10 @@ const apiSchema = z
         message: 'is required unless api.mock is true; set it or PARSER_API_URL',
       });
     }
-    if (api.baseUrl !== undefined) {
-      const url = new URL(api.baseUrl);
-      if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !api.allowInsecureHttp) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['baseUrl'],
-          message: `http: would send the API key in clear to ${url.hostname}; use https: (http: is for loopback hosts only)`,
-        });
-      }
-    }
+    // The transport applies the same policy at start, so what passes here also starts.
+    const refusal =
+      api.baseUrl === undefined ? undefined : plainHttpRefusal(new URL(api.baseUrl), api.allowInsecureHttp);
+    if (refusal !== undefined) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: refusal });
     if (!api.mock && (api.apiKey === undefined || api.apiKey === '') && api.apiKeyFile === undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -140,7 +134,8 @@ const logSchema = z.strictObject({
 
 /** The http section: a token is required wherever the API is reachable from the network. */
 const httpSection = httpSchema.superRefine((http, ctx) => {
-  if (http.token === undefined && !isLoopbackHost(http.host) && http.host !== '::1') {
+  // The parsing API's notion of loopback, so the codebase has one table of loopback hosts.
+  if (http.token === undefined && !isLoopbackHost(http.host)) {
     ctx.addIssue({
       code: 'custom',
       path: ['token'],

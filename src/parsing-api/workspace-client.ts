@@ -1,28 +1,20 @@
-import { Pool } from 'undici';
+import type { ApiResult } from './api-result.ts';
+import { type ApiTransportOptions, createApiTransport } from './api-transport.ts';
 import { type RequestError, requestErrorSchema } from './document-schema.ts';
-import { parseBaseUrl } from './parsing-api-client.ts';
 import { type ServiceWorkspace, serviceWorkspaceSchema, type WorkspaceUpdate } from './service-workspace.ts';
 
 /**
- * The workspace side of the parsing API: `GET` and `PATCH /v3/workspaces/{identifier}`
+ * The workspace calls of the parsing API: `GET` and `PATCH /v3/workspaces/{identifier}`
  * (parsing-api.md §4.1, parsing-api-facts.md "Workspaces"), for the `workspace` commands.
- * Unlike the uploader's client, which reports every outcome for a retry policy, this one is
- * for a person at a terminal: it resolves with the Workspace or throws a WorkspaceApiError
- * that says what the service answered. The same refusals as the uploader's: plain http only
- * to loopback (unless allowed), no credentials in the URL; the key is sent only in the
- * Authorization header and never appears in an error.
+ * They share the uploader's transport (api-transport.ts: its base-URL policy, bearer key,
+ * deadline and bounded body) but not its way of reporting: a person at a terminal gets the
+ * Workspace or a WorkspaceApiError that says what the service answered, never the key.
  */
 
-export interface WorkspaceClientOptions {
-  /** `https://api.eu1.example.com`; a path prefix is kept. */
-  baseUrl: string;
-  /** Sent as `Authorization: Bearer <apiKey>`. */
-  apiKey: string;
-  /** Longest one request may take, in milliseconds, from sending to the last response byte. */
-  timeoutMs: number;
-  /** Send to an http: base URL that is not loopback (api.allowInsecureHttp); default false. */
-  allowInsecureHttp?: boolean;
-}
+export type WorkspaceClientOptions = Pick<
+  ApiTransportOptions,
+  'baseUrl' | 'apiKey' | 'timeoutMs' | 'allowInsecureHttp'
+>;
 
 export interface WorkspaceClient {
   getWorkspace(identifier: string): Promise<ServiceWorkspace>;
@@ -48,9 +40,9 @@ export class WorkspaceApiError extends Error {
   constructor(
     kind: WorkspaceApiErrorKind,
     message: string,
-    details: { status?: number; requestError?: RequestError; cause?: unknown } = {},
+    details: { status?: number; requestError?: RequestError } = {},
   ) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(message);
     this.name = 'WorkspaceApiError';
     this.kind = kind;
     this.status = details.status;
@@ -58,92 +50,64 @@ export class WorkspaceApiError extends Error {
   }
 }
 
-/** 1 MiB: a Workspace is a few KiB even with its theme; an error page is smaller. */
-const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** Characters of a non-RequestError error body quoted in a message (a proxy's HTML page). */
 const MAX_QUOTED_CHARS = 200;
 
 export function createWorkspaceClient(options: WorkspaceClientOptions): WorkspaceClient {
-  const base = parseBaseUrl(options.baseUrl, options.allowInsecureHttp);
-  if (!/^[\x21-\x7e]+$/.test(options.apiKey)) {
-    // The value is not echoed: it is the secret.
-    throw new Error('apiKey is empty or has characters not allowed in an HTTP header');
-  }
-  const authorization = `Bearer ${options.apiKey}`;
-  const pool = new Pool(base.origin, {
-    connections: 2,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-  });
-  let closing: Promise<void> | undefined;
+  // Two connections: every command, `sync` too, sends one request at a time.
+  const transport = createApiTransport({ ...options, connections: 2 });
 
-  async function send(method: 'GET' | 'PATCH', identifier: string, body?: WorkspaceUpdate) {
-    const path = `${base.pathPrefix}/v3/workspaces/${encodeURIComponent(identifier)}`;
-    const where = `${method} ${base.origin}${path}`;
-    let status: number;
-    let text: string | undefined;
-    try {
-      const response = await pool.request({
-        path,
-        method,
-        headers: {
-          authorization,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? null : JSON.stringify(body),
-        signal: AbortSignal.timeout(options.timeoutMs),
-      });
-      status = response.statusCode;
-      text = await readBounded(response.body);
-    } catch (caught) {
-      throw new WorkspaceApiError(
-        'unreachable',
-        `${where}: no answer: ${describe(caught, options.timeoutMs)}`,
-        { cause: caught },
-      );
-    }
-    if (text === undefined) {
-      throw new WorkspaceApiError(
-        'invalid_response',
-        `${where}: ${status} with a body larger than ${MAX_RESPONSE_BYTES} bytes`,
-        { status },
-      );
-    }
-    const json = parseJson(text);
-    if (status < 200 || status > 299) {
-      const requestError = requestErrorSchema.safeParse(json);
-      if (requestError.success) {
-        throw new WorkspaceApiError(
-          'refused',
-          `${where}: ${status}: ${requestErrorDetail(requestError.data)}`,
-          { status, requestError: requestError.data },
-        );
-      }
-      const quoted = text.trim().slice(0, MAX_QUOTED_CHARS);
-      throw new WorkspaceApiError('refused', `${where}: ${status}${quoted ? `: ${quoted}` : ''}`, { status });
-    }
-    const workspace = serviceWorkspaceSchema.safeParse(json);
-    if (!workspace.success) {
-      const problem = workspace.error.issues[0];
-      const at = problem?.path.join('.') || 'the body';
-      throw new WorkspaceApiError(
-        'invalid_response',
-        `${where}: ${status} but not a Workspace (${at}: ${problem?.message ?? 'invalid'})`,
-        { status },
-      );
-    }
-    return workspace.data;
+  async function send(method: 'GET' | 'PATCH', identifier: string, update?: WorkspaceUpdate) {
+    const path = `/v3/workspaces/${encodeURIComponent(identifier)}`;
+    const body = update === undefined ? undefined : { json: update };
+    const result = await transport.request({ method, path, body });
+    return readWorkspace(result, `${method} ${transport.baseUrl}${path}`);
   }
 
   return {
     getWorkspace: (identifier) => send('GET', identifier),
     updateWorkspace: (identifier, update) => send('PATCH', identifier, update),
-    close() {
-      closing ??= pool.close();
-      return closing;
-    },
+    close: () => transport.close(),
   };
+}
+
+/**
+ * The Workspace an answer holds, or the WorkspaceApiError that says, after `where`
+ * (`GET https://…/v3/workspaces/w`), what came back instead.
+ */
+export function readWorkspace(result: ApiResult, where: string): ServiceWorkspace {
+  if (result.kind === 'network') {
+    throw new WorkspaceApiError('unreachable', `${where}: no answer: ${result.error.message}`);
+  }
+  const { status } = result;
+  // Read as JSON whatever the content type says, as a lenient client of a JSON API does.
+  const json = typeof result.body === 'string' ? parseJson(result.body) : result.body;
+  if (status < 200 || status > 299) {
+    const requestError = requestErrorSchema.safeParse(json);
+    if (requestError.success) {
+      const detail = requestErrorDetail(requestError.data);
+      throw new WorkspaceApiError('refused', `${where}: ${status}: ${detail}`, {
+        status,
+        requestError: requestError.data,
+      });
+    }
+    const quoted = quote(result.body ?? result.bodyError);
+    throw new WorkspaceApiError('refused', `${where}: ${status}${quoted ? `: ${quoted}` : ''}`, { status });
+  }
+  if (result.bodyError !== undefined) {
+    throw new WorkspaceApiError('invalid_response', `${where}: ${status}: ${result.bodyError}`, { status });
+  }
+  const workspace = serviceWorkspaceSchema.safeParse(json);
+  if (!workspace.success) {
+    const problem = workspace.error.issues[0];
+    const at = problem?.path.join('.') || 'the body';
+    throw new WorkspaceApiError(
+      'invalid_response',
+      `${where}: ${status} but not a Workspace (${at}: ${problem?.message ?? 'invalid'})`,
+      { status },
+    );
+  }
+  return workspace.data;
 }
 
 /** `attr: detail` for each error of a RequestError, `; `-separated; the form the CLI prints. */
@@ -152,35 +116,17 @@ export function requestErrorDetail(error: RequestError): string {
   return error.errors.map(({ attr, detail }) => (attr ? `${attr}: ${detail}` : detail)).join('; ');
 }
 
-/** The body as UTF-8, or undefined when it is over MAX_RESPONSE_BYTES (the rest is not read). */
-async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_RESPONSE_BYTES) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** The start of an error body, for a message: its text, or its JSON as the service wrote it. */
+function quote(body: unknown): string {
+  const text = typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body);
+  return text.trim().slice(0, MAX_QUOTED_CHARS);
 }
 
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    // Not JSON (an empty body, a proxy's page): the callers report the text instead.
+    // Not JSON (a proxy's page): the error status is reported with the text instead.
     return undefined;
   }
-}
-
-function describe(caught: unknown, timeoutMs: number): string {
-  if (!(caught instanceof Error)) return String(caught);
-  // AbortSignal.timeout rejects with a DOMException named TimeoutError.
-  if (caught.name === 'TimeoutError') return `no complete response within ${timeoutMs} ms`;
-  // undici wraps the socket's error (ECONNREFUSED, ECONNRESET) as `cause`.
-  const cause = caught.cause;
-  return cause instanceof Error ? `${caught.message}: ${cause.message}` : caught.message;
 }

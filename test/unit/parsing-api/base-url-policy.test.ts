@@ -1,17 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, parseBaseUrl } from '../../../src/parsing-api/parsing-api-client.ts';
+import { isLoopbackHost, parseBaseUrl } from '../../../src/parsing-api/base-url-policy.ts';
 
+/**
+ * Which hosts count as loopback (base-url-policy.ts says why): 127.0.0.0/8, ::1, localhost and
+ * the names under it (RFC 6761 §6.3), nothing else.
+ */
 describe('isLoopbackHost', () => {
   it.each([
     { host: 'localhost', expected: true },
     { host: 'LOCALHOST', expected: true },
+    { host: 'app.localhost', expected: true },
+    { host: 'a.b.Localhost', expected: true },
     { host: '127.0.0.1', expected: true },
     { host: '127.255.3.4', expected: true },
     { host: '[::1]', expected: true },
     { host: '::1', expected: true },
     { host: '128.0.0.1', expected: false },
     { host: '10.0.0.1', expected: false },
+    { host: '0.0.0.0', expected: false },
     { host: '[::2]', expected: false },
+    { host: '::', expected: false },
+    { host: '[::ffff:7f00:1]', expected: false },
+    { host: 'localhost.', expected: false },
+    { host: 'applocalhost', expected: false },
     { host: '127.0.0.1.nip.io', expected: false },
     { host: 'localhost.example.com', expected: false },
     { host: 'api.eu1.example.com', expected: false },
@@ -28,6 +39,8 @@ describe('parseBaseUrl', () => {
     { url: 'http://127.0.0.1:4010', origin: 'http://127.0.0.1:4010', pathPrefix: '' },
     { url: 'http://localhost:4010', origin: 'http://localhost:4010', pathPrefix: '' },
     { url: 'http://[::1]:4010', origin: 'http://[::1]:4010', pathPrefix: '' },
+    { url: 'http://127.1:4010', origin: 'http://127.0.0.1:4010', pathPrefix: '' },
+    { url: 'http://App.Localhost:8026/', origin: 'http://app.localhost:8026', pathPrefix: '' },
   ])('accepts $url', ({ url, origin, pathPrefix }) => {
     expect(parseBaseUrl(url)).toEqual({ origin, pathPrefix });
   });
