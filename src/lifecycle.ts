@@ -69,6 +69,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   async function runStep(step: Step): Promise<void> {
     try {
       await step.close();
+      logger.debug({ step: step.name }, 'shutdown step done');
     } catch (err) {
       failed.push(step.name);
       logger.error({ err: asError(err), step: step.name }, 'shutdown step failed');

@@ -44,9 +44,12 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
     }
     process.exit(0);
   };
+  let signalled = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
-      if (!lifecycle.closing) void shutdown(signal);
+      if (signalled) return;
+      signalled = true;
+      void shutdown(signal);
     });
   }
 
@@ -63,7 +66,7 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
     if (gateway.smtpPort !== null) printFirstSteps(config, gateway.smtpPort, gateway.httpUrl, logger);
   } catch (err) {
     // A signal during the start: the shutdown it began ends the process.
-    if (lifecycle.closing) return;
+    if (signalled) return;
     logger.fatal({ err: asError(err) }, 'the gateway could not start');
     await lifecycle.close();
     process.exit(1);
