@@ -10,13 +10,6 @@ import { redactConfig } from './config/redact-config.ts';
 import type { Role } from './gateway.ts';
 import { createLogger } from './logger.ts';
 import { runDaemon } from './main.ts';
-import { createMockApi } from './mock-api/create-mock-api.ts';
-import {
-  combineSeeds,
-  loadWorkspaceFixture,
-  WorkspaceFixtureError,
-  workspaceSeedsFromConfig,
-} from './mock-api/workspace-seed.ts';
 import {
   runWorkspaceCommand,
   WORKSPACE_USAGE,
@@ -114,6 +107,8 @@ async function runMockApi(args: string[]): Promise<void> {
   if (!apiKey) return fail('give the key clients must send: --api-key KEY or PARSER_API_KEY');
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
   const workspaces = await mockWorkspaces(values.workspaces, values.config);
+  // Loaded only for this command: the other commands, the daemon among them, never load the mock.
+  const { createMockApi } = await import('./mock-api/create-mock-api.ts');
   const mock = createMockApi({
     apiKey,
     logger,
@@ -205,6 +200,8 @@ async function failed(args: string[]): Promise<void> {
 
 /** The mock's workspaces: a fixture's, then those of a gateway configuration the fixture lacks. */
 async function mockWorkspaces(fixture: string | undefined, configPath: string | undefined) {
+  const { combineSeeds, loadWorkspaceFixture, WorkspaceFixtureError, workspaceSeedsFromConfig } =
+    await import('./mock-api/workspace-seed.ts');
   try {
     const seeds = fixture === undefined ? [] : await loadWorkspaceFixture(fixture);
     if (configPath === undefined) return seeds;

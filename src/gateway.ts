@@ -5,6 +5,8 @@ import { asError } from './errors.ts';
 import { createHttpApi, type HttpApi, type Readiness } from './http/create-http-api.ts';
 import { createMessageReceiver } from './intake/receive-message.ts';
 import { createRouteTable } from './intake/route-table.ts';
+import { createLifecycle, type Lifecycle } from './lifecycle.ts';
+import { createLiveSettings, type LiveSettings } from './live-settings.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type GatewayMetrics } from './metrics.ts';
 import { createParsingApiClient, type ParsingApiClient } from './parsing-api/parsing-api-client.ts';
@@ -28,19 +30,33 @@ import { loadStartTlsOptions } from './smtp/tls-options.ts';
 import { type CompletionJobData, createCompletionQueue } from './uploader/completion-queue.ts';
 import { createCompletionWorker } from './uploader/track-completion.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
+import type { UploadWorkspaces } from './uploader/upload-settings-schema.ts';
 import { createUploadWorker, type UploadWorker } from './uploader/upload-worker.ts';
 
 export type Role = 'all' | 'smtp' | 'worker';
 
-export interface GatewayOptions {
-  config: GatewayConfig;
+/**
+ * What a reload (SIGHUP) replaces: the configuration, and where uploads go with which key.
+ * The parsing-API key and base URL and the workspaces (routes, allow-lists, upload fields,
+ * completion tracking) take effect at once; listeners, Redis and limits at the next start.
+ */
+export interface RunningSettings {
+  readonly config: GatewayConfig;
+  /** The configured service, or the in-process mock's URL. */
+  readonly apiBaseUrl: string;
+  readonly apiKey: string;
+}
+
+export interface GatewayOptions extends RunningSettings {
   role: Role;
   logger: Logger;
   /** The Redis to use (the composition root may have started a private one). */
   redisUrl: string;
-  /** Where uploads go: the configured service, or the in-process mock's URL. */
-  apiBaseUrl: string;
-  apiKey: string;
+  /**
+   * The process's lifecycle, on which the gateway registers its steps after those already
+   * there (main's private Redis and mock API); default a lifecycle of its own.
+   */
+  lifecycle?: Lifecycle;
   metrics?: GatewayMetrics;
   /** Jitter source for upload retries; tests pass () => 0 so a retry follows at once. */
   random?: () => number;
@@ -53,43 +69,52 @@ export interface Gateway {
   readonly httpUrl: string;
   readonly durability: Durability;
   /**
-   * Applies a reloaded configuration (SIGHUP): the parsing-API key and base URL, and the
-   * workspaces (routes, allow-lists, upload fields). A worker paused because the service
-   * refused the key resumes. Listeners, Redis and limits need a restart; say so.
+   * The settings in force; replacing them applies a reloaded configuration (SIGHUP). A worker
+   * paused because the service refused the key resumes.
    */
-  reload(next: { config: GatewayConfig; apiBaseUrl: string; apiKey: string }): void;
-  /** Stops intake first, then the workers, then the HTTP API and Redis. Idempotent. */
+  readonly settings: LiveSettings<RunningSettings>;
+  /** Closes the lifecycle: intake first, then the workers, then the HTTP API and Redis. Idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * Builds and starts the daemon's components for one role, wiring each from its factory. Reads
- * no environment and never exits: src/main.ts does that.
+ * Milliseconds a shutdown may take in all: sessions in DATA get smtp.closeTimeout, uploads in
+ * flight upload.closeTimeout, and 5 s closes the rest. However a step hangs (an upload past
+ * its deadline waits on the API's timeout), stopping ends by then: what is still in flight is
+ * recovered from Redis by the next run.
+ */
+export function shutdownDeadline(config: GatewayConfig): number {
+  return config.smtp.closeTimeout + config.upload.closeTimeout + 5000;
+}
+
+/**
+ * Builds and starts the daemon's components for one role, wiring each from its factory and
+ * registering each on the lifecycle as it starts. Reads no environment and never exits:
+ * src/main.ts does that.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, role, logger } = options;
   const metrics = options.metrics ?? createMetrics();
   const keys = createKeySpace(config.redis.prefix);
-  const steps: Array<{ name: string; close: () => Promise<void> }> = [];
-  let closing: Promise<void> | undefined;
-
-  async function close(): Promise<void> {
-    closing ??= (async () => {
-      for (const step of steps.reverse()) {
-        try {
-          await step.close();
-        } catch (err) {
-          logger.error({ err: asError(err), step: step.name }, 'shutdown step failed');
-        }
-      }
-    })();
-    return closing;
-  }
+  const lifecycle = options.lifecycle ?? createLifecycle({ logger, deadline: shutdownDeadline(config) });
+  const settings = createLiveSettings<RunningSettings>({
+    config,
+    apiBaseUrl: options.apiBaseUrl,
+    apiKey: options.apiKey,
+  });
+  // Indexes of the workspaces in force, built once per reload.
+  const workspaceIndex = settings.derive(
+    ({ config }) => new Map(config.workspaces.map((workspace) => [workspace.identifier, workspace])),
+  );
+  const routeTable = settings.derive(({ config }) =>
+    createRouteTable(config.workspaces, config.auth.senderAuthentication),
+  );
+  const workspaces: UploadWorkspaces = { get: (identifier) => workspaceIndex().get(identifier) };
 
   try {
     const redis = redisTarget(options.redisUrl, config.redis);
     const intakeRedis = createIntakeConnection(redis, logger);
-    steps.push({ name: 'redis', close: () => closeConnection(intakeRedis) });
+    lifecycle.onClose('redis', () => closeConnection(intakeRedis));
     await waitReady(intakeRedis);
     const { durability, refusal } = assessDurability(await readRedisFacts(intakeRedis), config.redis);
     if (refusal) throw new Error(refusal);
@@ -98,10 +123,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     for (const warning of durability.warnings) logger.warn(warning);
 
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
-    const workspaces = new Map<string, WorkspaceConfig>(config.workspaces.map((ws) => [ws.identifier, ws]));
     warnUnidentifiable(config.workspaces, logger);
 
-    let routeTable: ReturnType<typeof createRouteTable> | undefined;
     let worker: UploadWorker | undefined;
     let smtp: SmtpIntake | undefined;
     // The HTTP API starts first: the sourceEmail links point at it, and readiness answers
@@ -115,36 +138,42 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       readiness: () => readiness(intakeRedis, durability, smtp, worker),
       token: config.http.token ?? null,
     });
-    steps.push({ name: 'http', close: () => http.close() });
-    const { url: httpUrl } = await http.start(config.http.host, config.http.port);
+    const { url: httpUrl } = await lifecycle.start('http', {
+      start: () => http.start(config.http.host, config.http.port),
+      close: () => http.close(),
+    });
 
-    const apiClient = (apiConfig: GatewayConfig, baseUrl: string, apiKey: string): ParsingApiClient =>
+    const apiClient = ({ config: next, apiBaseUrl, apiKey }: RunningSettings): ParsingApiClient =>
       createParsingApiClient({
-        baseUrl,
+        baseUrl: apiBaseUrl,
         apiKey,
-        allowInsecureHttp: apiConfig.api.allowInsecureHttp,
-        timeoutMs: apiConfig.api.timeout,
-        connections: apiConfig.upload.concurrency,
+        allowInsecureHttp: next.api.allowInsecureHttp,
+        timeoutMs: next.api.timeout,
+        connections: next.upload.concurrency,
         logger,
       });
-    let client: SwitchableClient | undefined;
     if (role === 'all' || role === 'worker') {
-      const switchable = createSwitchableClient(apiClient(config, options.apiBaseUrl, options.apiKey));
-      client = switchable;
+      // The workers hold this client; a reload swaps the one beneath it.
+      const client: SwitchableClient = createSwitchableClient(apiClient(settings.current()));
+      settings.onChange((next) => {
+        client.replace(apiClient(next)).catch((err: unknown) => {
+          logger.warn({ err: asError(err) }, 'the client of the previous API key did not close cleanly');
+        });
+      });
       // Closed after both workers: what is still in flight then was handed back to the queue
       // (upload.closeTimeout), so it is cut off rather than waited for.
-      steps.push({ name: 'api client', close: () => switchable.destroy() });
+      lifecycle.onClose('api client', () => client.destroy());
       const workerRedis = createWorkerConnection(redis, logger);
-      steps.push({ name: 'worker redis', close: () => closeConnection(workerRedis) });
+      lifecycle.onClose('worker redis', () => closeConnection(workerRedis));
       // Completion tracking (workspaces[].trackCompletion): its queue, fed by the upload
       // worker, and its poller, started before the uploads and closed after them.
       let completion: Queue<CompletionJobData> | undefined;
       if (config.workspaces.some((workspace) => workspace.trackCompletion)) {
         const queue = createCompletionQueue({ connection: workerRedis, keys });
         queue.on('error', (err) => logger.error({ err }, 'completion queue error'));
-        steps.push({ name: 'completion queue', close: () => queue.close() });
+        lifecycle.onClose('completion queue', () => queue.close());
         const completionRedis = createWorkerConnection(redis, logger, 'completion');
-        steps.push({ name: 'completion redis', close: () => closeConnection(completionRedis) });
+        lifecycle.onClose('completion redis', () => closeConnection(completionRedis));
         const poller = createCompletionWorker({
           connection: completionRedis,
           keys,
@@ -153,8 +182,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           workspaces,
           logger,
         });
-        steps.push({ name: 'completion worker', close: () => poller.close() });
-        await poller.start();
+        await lifecycle.start('completion worker', poller);
         completion = queue;
       }
       const started = createUploadWorker({
@@ -171,15 +199,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         stalledAfter: config.upload.stalledAfter,
         closeTimeout: config.upload.closeTimeout,
         maxStalls: config.upload.maxStalls,
-        keyGeneration: () => switchable.generation,
+        keyGeneration: () => client.generation,
         metrics,
         logger,
         ...(options.random ? { random: options.random } : {}),
         ...(completion ? { completion } : {}),
       });
-      steps.push({ name: 'upload worker', close: () => started.close() });
-      await started.start();
+      await lifecycle.start('upload worker', started);
       worker = started;
+      // Paused because the service refused the key: the reload may bring the right one.
+      settings.onChange(() => started.resume());
     }
 
     let smtpPort: number | null = null;
@@ -191,7 +220,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         retention: config.retention,
       });
       queue.on('error', (err) => logger.error({ err }, 'upload queue error'));
-      steps.push({ name: 'upload queue', close: () => queue.close() });
+      lifecycle.onClose('upload queue', () => queue.close());
       const producer = createProducer({
         redis: intakeRedis,
         keys,
@@ -201,7 +230,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         messageTtlSeconds: config.retention.messages,
         waitAofTimeout: durability.waitAof ? config.redis.waitAofTimeout : null,
       });
-      routeTable = createRouteTable(config.workspaces, config.auth.senderAuthentication);
       const forgeable = config.workspaces
         .filter((ws) => (ws.whitelistIngestAddresses ?? []).length > 0)
         .filter((ws) => (ws.senderAuthentication ?? config.auth.senderAuthentication) === 'off')
@@ -227,7 +255,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       });
       const intake = createSmtpIntake({
         settings: config.smtp,
-        routes: { lookup: (recipient) => routeTable?.route(recipient) },
+        routes: { lookup: (recipient) => routeTable().route(recipient) },
         receive,
         logger,
         onOutcome: (outcome, code) => metrics.smtpMessages.inc({ outcome, code: String(code) }),
@@ -239,28 +267,29 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         }),
         tls: await loadStartTlsOptions(config.smtp.tls),
       });
-      steps.push({ name: 'smtp', close: () => intake.close() });
-      smtpPort = (await intake.start()).port;
+      smtpPort = (await lifecycle.start('smtp', intake)).port;
       smtp = intake;
     }
 
-    function reload(next: { config: GatewayConfig; apiBaseUrl: string; apiKey: string }): void {
-      void client?.replace(apiClient(next.config, next.apiBaseUrl, next.apiKey));
-      workspaces.clear();
-      for (const workspace of next.config.workspaces) workspaces.set(workspace.identifier, workspace);
+    settings.onChange((next) => {
       warnUnidentifiable(next.config.workspaces, logger);
-      if (routeTable)
-        routeTable = createRouteTable(next.config.workspaces, next.config.auth.senderAuthentication);
-      worker?.resume();
       logger.info(
         { workspaces: next.config.workspaces.length },
         'configuration reloaded: API key, base URL and workspaces; other settings take effect at the next start',
       );
-    }
+    });
 
-    return { smtpPort, httpUrl, durability, reload, close };
+    return {
+      smtpPort,
+      httpUrl,
+      durability,
+      settings,
+      async close() {
+        await lifecycle.close();
+      },
+    };
   } catch (err) {
-    await close();
+    await lifecycle.close();
     throw err;
   }
 }

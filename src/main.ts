@@ -4,16 +4,16 @@ import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load-config.ts';
 import type { GatewayConfig } from './config/schema.ts';
 import { asError } from './errors.ts';
-import { type Gateway, type Role, startGateway } from './gateway.ts';
+import { type Gateway, type Role, type RunningSettings, shutdownDeadline, startGateway } from './gateway.ts';
+import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { createMockApi } from './mock-api/create-mock-api.ts';
-import { workspaceSeedsFromConfig } from './mock-api/workspace-seed.ts';
 import { type LocalRedis, redisAnswers, redisServerInstalled, startLocalRedis } from './queue/local-redis.ts';
 
 /**
  * The composition root of `ingest-gateway start`: reads the configuration and the environment,
  * finds Redis, starts the mock API in mock mode, starts the gateway, and stops it all on
- * SIGTERM/SIGINT. The only module besides cli.ts that reads process.env or exits.
+ * SIGTERM/SIGINT through one lifecycle with one deadline. The only module besides cli.ts that
+ * reads process.env or exits.
  */
 export async function runDaemon(configPath: string, role: Role): Promise<void> {
   let config: GatewayConfig;
@@ -28,60 +28,53 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
     throw err;
   }
   const logger = createLogger({ level: config.log.level });
-  const stops: Array<() => Promise<void>> = [];
-  let gateway: Gateway | undefined;
+  // Started first, closed last: the private Redis, then the mock API, then the gateway's steps.
+  const lifecycle = createLifecycle({ logger, deadline: shutdownDeadline(config) });
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping: no new mail is taken, sessions in DATA and uploads in flight finish');
-    // However a step hangs (an upload past its deadline waits on the API's timeout), the
-    // process exits by then: what is still in flight is recovered from Redis by the next run.
-    const deadline = config.smtp.closeTimeout + config.upload.closeTimeout + 5000;
-    setTimeout(() => {
-      logger.warn({ ms: deadline }, 'stopped at the shutdown deadline; work still in flight is handed back');
-      process.exit(0);
-    }, deadline).unref();
-    try {
-      await gateway?.close();
-      for (const stop of stops.reverse()) await stop();
-      logger.info('stopped');
-      process.exit(0);
-    } catch (err) {
-      logger.error({ err: asError(err) }, 'shutdown failed');
+    const { failed, unfinished } = await lifecycle.close();
+    if (unfinished.length > 0) {
+      logger.warn({ unfinished }, 'stopped at the shutdown deadline; work still in flight is handed back');
+    } else if (failed.length > 0) {
+      logger.error({ failed }, 'stopped; some shutdown steps failed');
       process.exit(1);
+    } else {
+      logger.info('stopped');
     }
+    process.exit(0);
   };
-  let stopping = false;
+  let signalled = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
+      if (signalled) return;
+      signalled = true;
       void shutdown(signal);
     });
   }
 
   try {
-    const redisUrl = await resolveRedis(config, logger, stops);
-    const { baseUrl, apiKey } = await resolveApi(config, logger, stops);
+    const redisUrl = await resolveRedis(config, logger, lifecycle);
+    const { baseUrl, apiKey } = await resolveApi(config, logger, lifecycle);
+    let gateway: Gateway | undefined;
     process.on('SIGHUP', () => {
-      if (!gateway || stopping) return;
+      if (!gateway || lifecycle.closing) return;
       logger.info('SIGHUP: reloading the configuration');
       void reloadConfiguration(configPath, gateway, { baseUrl, apiKey, mock: config.api.mock }, logger);
     });
-    gateway = await startGateway({ config, role, logger, redisUrl, apiBaseUrl: baseUrl, apiKey });
+    gateway = await startGateway({ config, role, logger, redisUrl, apiBaseUrl: baseUrl, apiKey, lifecycle });
     if (gateway.smtpPort !== null) printFirstSteps(config, gateway.smtpPort, gateway.httpUrl, logger);
   } catch (err) {
+    // A signal during the start: the shutdown it began ends the process.
+    if (signalled) return;
     logger.fatal({ err: asError(err) }, 'the gateway could not start');
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await lifecycle.close();
     process.exit(1);
   }
 }
 
 /** The configured Redis (REDIS_URL wins); with redis.startLocal, a private one when none answers. */
-async function resolveRedis(
-  config: GatewayConfig,
-  logger: Logger,
-  stops: Array<() => Promise<void>>,
-): Promise<string> {
+async function resolveRedis(config: GatewayConfig, logger: Logger, lifecycle: Lifecycle): Promise<string> {
   const url = config.redis.url;
   // With Sentinels the URL names no server to probe: the connections ask them, and wait.
   if (config.redis.sentinels.length > 0) return url;
@@ -96,14 +89,14 @@ async function resolveRedis(
     );
   }
   const redis: LocalRedis = await startLocalRedis(resolve('.data/redis'), logger);
-  stops.push(() => redis.stop());
+  lifecycle.onClose('local redis-server', () => redis.stop());
   return redis.url;
 }
 
 async function resolveApi(
   config: GatewayConfig,
   logger: Logger,
-  stops: Array<() => Promise<void>>,
+  lifecycle: Lifecycle,
 ): Promise<{ baseUrl: string; apiKey: string }> {
   if (!config.api.mock) {
     const apiKey = await readApiKey(config);
@@ -111,6 +104,11 @@ async function resolveApi(
     return { baseUrl: config.api.baseUrl, apiKey };
   }
   const apiKey = config.api.apiKey ?? `mock-${randomBytes(12).toString('hex')}`;
+  // Loaded only in mock mode: a gateway that uploads to the service never loads the mock.
+  const [{ createMockApi }, { workspaceSeedsFromConfig }] = await Promise.all([
+    import('./mock-api/create-mock-api.ts'),
+    import('./mock-api/workspace-seed.ts'),
+  ]);
   // A long-running mock keeps each upload's metadata, not its bytes, and knows the configured
   // workspaces, so GET /v3/workspaces/{identifier} answers for them.
   const mock = createMockApi({
@@ -119,8 +117,10 @@ async function resolveApi(
     retainFileBytes: false,
     workspaces: workspaceSeedsFromConfig(config.workspaces),
   });
-  const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
-  stops.push(() => mock.close());
+  const { url } = await lifecycle.start('mock api', {
+    start: () => mock.start({ host: '127.0.0.1', port: 0 }),
+    close: () => mock.close(),
+  });
   logger.warn(
     { mockApi: url },
     'MOCK MODE (api.mock: true): documents go to the built-in mock of the parsing API, NOT to the parsing service',
@@ -147,16 +147,22 @@ async function reloadConfiguration(
   api: { baseUrl: string; apiKey: string; mock: boolean },
   logger: Logger,
 ): Promise<void> {
+  let next: RunningSettings;
   try {
     const config = await loadConfig({ path: configPath, env: process.env });
     // In mock mode the in-process mock keeps running: its URL and key stay.
-    const next = api.mock
-      ? { apiBaseUrl: api.baseUrl, apiKey: api.apiKey }
-      : { apiBaseUrl: config.api.baseUrl ?? api.baseUrl, apiKey: await readApiKey(config) };
-    gateway.reload({ config, ...next });
+    next = api.mock
+      ? { config, apiBaseUrl: api.baseUrl, apiKey: api.apiKey }
+      : { config, apiBaseUrl: config.api.baseUrl ?? api.baseUrl, apiKey: await readApiKey(config) };
   } catch (err) {
     const problems = err instanceof ConfigError ? err.problems : [asError(err).message];
     logger.error({ problems }, 'configuration not reloaded; the running one stays');
+    return;
+  }
+  try {
+    gateway.settings.replace(next);
+  } catch (err) {
+    logger.error({ err: asError(err) }, 'configuration reloaded, but a component failed to apply it');
   }
 }
 

@@ -156,9 +156,9 @@ export const gatewayConfigSchema = z.strictObject({
   upload: uploadSettingsSchema.prefault({}),
   http: httpSection.prefault({}),
   log: logSchema.prefault({}),
-  /** Sender authentication: the default mode and the trusted ARC sealers (src/sender/auth-settings-schema.ts). */
+  /** Sender authentication: the default mode and the trusted ARC sealers (src/sender/sender-settings-schema.ts). */
   auth: authSettingsSchema.prefault({}),
-  /** The DNS resolver of sender authentication (src/sender/auth-settings-schema.ts). */
+  /** The DNS resolver of sender authentication (src/sender/sender-settings-schema.ts). */
   dns: dnsSettingsSchema.prefault({}),
   workspaces: workspacesSchema,
 });

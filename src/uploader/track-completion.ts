@@ -10,7 +10,7 @@ import { decidePoll } from './completion-policy.ts';
 import { type CompletionJobData, completionQueueName } from './completion-queue.ts';
 import { documentOutcome } from './record-outcome.ts';
 import { uploadQuery } from './upload-fields.ts';
-import type { UploadWorkspace } from './upload-settings-schema.ts';
+import type { UploadWorkspaces } from './upload-settings-schema.ts';
 
 /**
  * Completion tracking (workspaces[].trackCompletion): a BullMQ worker on the `completion`
@@ -28,7 +28,7 @@ export interface CompletionWorkerOptions {
   ledger: MessageLedger;
   /** The uploads' client: same key, pool and timeouts. */
   client: ParsingApiClient;
-  workspaces: ReadonlyMap<string, UploadWorkspace>;
+  workspaces: UploadWorkspaces;
   /** Polls in flight in this process; default 4 (a poll is one small GET). */
   concurrency?: number;
   logger: Logger;

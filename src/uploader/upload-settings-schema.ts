@@ -54,3 +54,11 @@ const uploadWorkspaceSchema = z.object({ identifier: nonEmptyString(), ...upload
 
 /** A workspace as the uploader sees it. */
 export type UploadWorkspace = DeepReadonly<z.output<typeof uploadWorkspaceSchema>>;
+
+/**
+ * The workspaces in force, by identifier. Read at each job, not copied: a reload (SIGHUP)
+ * applies to the next job. A Map is one.
+ */
+export interface UploadWorkspaces {
+  get(identifier: string): UploadWorkspace | undefined;
+}

@@ -16,7 +16,7 @@ import { documentOutcome, requestErrorOf, uploadContextOf } from './record-outco
 import { retryDelayMs } from './retry-delay.ts';
 import { customIdentifierOf, type UploadContext, uploadFields, uploadQuery } from './upload-fields.ts';
 import { identifiesOneUpload } from './upload-identity.ts';
-import type { UploadWorkspace } from './upload-settings-schema.ts';
+import type { UploadWorkspace, UploadWorkspaces } from './upload-settings-schema.ts';
 
 export interface UploadWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
@@ -26,7 +26,7 @@ export interface UploadWorkerOptions {
   keys: KeySpace;
   ledger: MessageLedger;
   client: ParsingApiClient;
-  workspaces: ReadonlyMap<string, UploadWorkspace>;
+  workspaces: UploadWorkspaces;
   /** upload.concurrency: uploads in flight in this process. */
   concurrency: number;
   /** upload.attempts. */

@@ -84,7 +84,11 @@ describe('exactly once across a lost answer', () => {
     const readiness = async () => (await fetch(`${harness.httpUrl}/readyz`)).status;
     expect(await readiness()).toBe(503);
     expect((await harness.record(id)).attachments[0]?.reason).toMatch(/refused the API key/);
-    harness.gateway.reload({ config: harness.config, apiBaseUrl: harness.mockUrl, apiKey: harness.apiKey });
+    harness.gateway.settings.replace({
+      config: harness.config,
+      apiBaseUrl: harness.mockUrl,
+      apiKey: harness.apiKey,
+    });
     expect(await harness.settled(id, 0)).toBe('completed');
     expect(uploadsOf('lookup-401.pdf')).toHaveLength(1);
     expect(await readiness()).toBe(200);

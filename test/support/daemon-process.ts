@@ -28,13 +28,15 @@ export async function startDaemon(
   configPath: string,
   role: 'all' | 'smtp' | 'worker' = 'all',
   logLevel = 'info',
+  /** More environment for the process, e.g. NODE_OPTIONS. */
+  env: Record<string, string> = {},
 ): Promise<DaemonProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
     ['src/cli.ts', 'start', '--config', configPath, '--role', role],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LOG_LEVEL: logLevel },
+      env: { ...process.env, LOG_LEVEL: logLevel, ...env },
     },
   );
   const lines: string[] = [];

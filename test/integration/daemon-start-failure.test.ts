@@ -1,0 +1,46 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
+import { startRedis, type TestRedis } from '../support/redis-server.ts';
+
+/** A start that fails half-way closes what it had started and exits 1, saying why. */
+describe('a daemon that cannot start', () => {
+  let redis: TestRedis;
+  let dir: string;
+
+  beforeAll(async () => {
+    // Eviction can drop accepted mail: the gateway refuses such a Redis after connecting to it.
+    redis = await startRedis({ config: { 'maxmemory-policy': 'allkeys-lru' } });
+    dir = await mkdtemp(join(tmpdir(), 'start-failure-'));
+  });
+  afterAll(async () => {
+    await redis?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('exits 1 with the reason after the in-process mock API it started is closed', async () => {
+    const configPath = join(dir, 'evicting.yaml');
+    await writeDaemonConfig(
+      configPath,
+      `smtp: {host: 127.0.0.1, port: 0}\nredis: {url: "${redis.url}"}\napi: {mock: true}\n` +
+        'http: {host: 127.0.0.1, port: 0}\nworkspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
+    );
+    const failure = await startDaemon(configPath, 'all', 'debug').then(
+      () => new Error('the daemon started'),
+      (err: unknown) => err as Error,
+    );
+    expect(failure.message).toMatch(/the daemon exited \(1\) before it was ready/);
+    const lines = failure.message.split('\n');
+    const fatal = lines.findIndex((line) => line.includes('the gateway could not start'));
+    expect(fatal).toBeGreaterThan(-1);
+    expect(lines[fatal]).toMatch(/maxmemory-policy is allkeys-lru/);
+    // What had started is closed, last started first; no step failed or was left running.
+    const closed = lines.flatMap(
+      (line) => line.match(/"step":"([^"]+)","msg":"shutdown step done"/)?.[1] ?? [],
+    );
+    expect(closed).toEqual(['redis', 'mock api']);
+    expect(lines.filter((line) => /shutdown step failed|shutdown deadline/.test(line))).toEqual([]);
+  }, 30_000);
+});

@@ -1,0 +1,77 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.ts';
+import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
+import { LogSink } from '../support/gateway-harness.ts';
+import { startRedis, type TestRedis } from '../support/redis-server.ts';
+
+const recorder = fileURLToPath(new URL('../support/record-loaded-modules.ts', import.meta.url));
+const apiKey = 'loading-test-key';
+
+/**
+ * The mock parsing API is a quarter of the source: a daemon that uploads to the service must
+ * not load it. The daemon runs as operators run it, with a hook that lists every module it loads.
+ */
+describe('which modules the daemon loads', () => {
+  let redis: TestRedis;
+  let upstream: MockApi;
+  let upstreamUrl: string;
+  let dir: string;
+  let daemon: DaemonProcess | undefined;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    upstream = createMockApi({
+      apiKey,
+      logger: createLogger({ level: 'silent', destination: new LogSink() }),
+    });
+    ({ url: upstreamUrl } = await upstream.start({ host: '127.0.0.1', port: 0 }));
+    dir = await mkdtemp(join(tmpdir(), 'loading-'));
+  });
+  afterEach(async () => {
+    daemon?.signal('SIGKILL');
+    await daemon?.exited;
+    daemon = undefined;
+  });
+  afterAll(async () => {
+    await upstream?.close();
+    await redis?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Starts the daemon with this `api:` section, stops it, and returns the src/ files it loaded. */
+  async function loadedSourceFiles(name: string, api: string): Promise<string[]> {
+    const configPath = join(dir, `${name}.yaml`);
+    const listPath = join(dir, `${name}.modules`);
+    await writeDaemonConfig(
+      configPath,
+      `smtp: {host: 127.0.0.1, port: 0}\nredis: {url: "${redis.url}", prefix: ${name}}\napi: {${api}}\n` +
+        'http: {host: 127.0.0.1, port: 0}\nworkspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
+    );
+    const running = await startDaemon(configPath, 'all', 'info', {
+      NODE_OPTIONS: `--import ${recorder}`,
+      LOADED_MODULES_FILE: listPath,
+    });
+    daemon = running;
+    running.signal('SIGTERM');
+    expect(await running.exited).toBe(0);
+    const urls = (await readFile(listPath, 'utf8')).split('\n').filter(Boolean);
+    return urls.filter((url) => url.includes('/src/')).map((url) => url.slice(url.lastIndexOf('/src/') + 1));
+  }
+
+  it('does not load the mock API when it uploads to the configured service', async () => {
+    const files = await loadedSourceFiles('service', `baseUrl: "${upstreamUrl}", apiKey: ${apiKey}`);
+    // The hook saw the daemon's own modules: the list is not empty for another reason.
+    expect(files).toEqual(expect.arrayContaining(['src/main.ts', 'src/gateway.ts', 'src/cli.ts']));
+    expect(files.filter((file) => file.startsWith('src/mock-api/'))).toEqual([]);
+  }, 30_000);
+
+  it('loads the mock API in mock mode', async () => {
+    const files = await loadedSourceFiles('mock', 'mock: true');
+    expect(files).toContain('src/mock-api/create-mock-api.ts');
+  }, 30_000);
+});
