@@ -13,7 +13,9 @@ import { documentOutcome, requestErrorOf } from './record-outcome.ts';
  *
  * The order is what makes a crash harmless: the document index first, the entry second, the
  * blob's release last, so a run cut short after any action is re-run, finds a settled entry
- * and redoes the actions after it (finishSettled).
+ * and redoes the actions after it (finishSettled). Every action is idempotent (the entry
+ * change replaces fields, the blob's release and the completion job are keyed), so the worker
+ * may repeat one that failed without changing what the record says.
  */
 
 /** Fields of one entry to replace; the ledger stamps `updatedAt`. */
