@@ -1,0 +1,104 @@
+import type { ApiResult } from '../parsing-api/api-result.ts';
+import type { AttachmentEntry } from '../record/message-record.ts';
+import { findEarlierUpload } from './find-earlier-upload.ts';
+import { identifiesOneUpload } from './upload-identity.ts';
+import type { UploadWorkspace } from './upload-settings-schema.ts';
+
+/**
+ * What an upload attempt does next, as one pure function of what the worker read: the job's
+ * counts, the entry in the message record, the workspace as configured now, whether the bytes
+ * are still stored and, once it was made, the answer to the lookup of an earlier upload.
+ * The worker performs the step it names and, after a lookup, asks again with its answer.
+ *
+ * Exactly once rests on two rules decided here: a settled entry is never uploaded again, and
+ * an attempt after the first never uploads before the service said no earlier attempt created
+ * the document (when the workspace's customIdentifier names one upload).
+ */
+
+export interface AttemptFacts {
+  /** This attempt, from 1: the attempts BullMQ counted as made, plus one. */
+  attempt: number;
+  /** `upload.attempts` (or the job's own): a transient failure at this attempt gives up. */
+  maxAttempts: number;
+  /** Runs BullMQ started for this job, this one included; a run its worker died in counts. */
+  runsStarted: number;
+  /** The entry as this run found it, before marking it uploading; null when the record is gone. */
+  entry: AttachmentEntry | null;
+  /** The job's workspace identifier. */
+  workspaceName: string;
+  /** That workspace as configured now; undefined when a reload removed it. */
+  workspace: UploadWorkspace | undefined;
+  /** The attachment's stored bytes; null when they are gone. */
+  blob: Buffer | null;
+  /** The lookup by customIdentifier, once the worker made it (after a `look-up` step). */
+  lookup?: { customIdentifier: string; answer: ApiResult };
+}
+
+export type NextStep =
+  /** Settled by an earlier run that died before BullMQ heard of it: redo the steps after settling. */
+  | { step: 'skip'; entry: SettledEntry }
+  /** Ask the service for the document an earlier attempt may have created, then ask again. */
+  | { step: 'look-up'; workspace: UploadWorkspace }
+  | { step: 'upload'; workspace: UploadWorkspace; file: Buffer }
+  /** An earlier attempt created the document: its answer stands for this attempt's. */
+  | { step: 'adopt'; documentIdentifier: string; answer: ApiResult }
+  /** The lookup was refused the API key: settled like an upload refused it (a pause). */
+  | { step: 'key-refused'; answer: ApiResult }
+  /** No reliable answer whether the document exists: uploading blindly could duplicate it. */
+  | { step: 'retry-later'; reason: string; retryAfter: string | undefined }
+  | { step: 'fail'; reason: string };
+
+/** An entry the service's answer settled: the document exists, uploaded or rejected. */
+export type SettledEntry = AttachmentEntry & { state: 'uploaded' | 'rejected'; documentIdentifier: string };
+
+export function isSettled(entry: AttachmentEntry | null): entry is SettledEntry {
+  return (
+    entry !== null &&
+    Boolean(entry.documentIdentifier) &&
+    (entry.state === 'uploaded' || entry.state === 'rejected')
+  );
+}
+
+export function nextStep(facts: AttemptFacts): NextStep {
+  if (isSettled(facts.entry)) return { step: 'skip', entry: facts.entry };
+  const { workspace } = facts;
+  if (!workspace) return { step: 'fail', reason: `workspace ${facts.workspaceName} is no longer configured` };
+  const file = facts.blob;
+  if (!file) return { step: 'fail', reason: 'the stored attachment is gone' };
+  if (facts.lookup) return afterLookup(facts, facts.lookup, { step: 'upload', workspace, file });
+  if (triedBefore(facts) && identifiesOneUpload(workspace)) return { step: 'look-up', workspace };
+  return { step: 'upload', workspace, file };
+}
+
+/**
+ * BullMQ's count says whether this job ran before; the entry's says whether the upload did,
+ * which `failed retry` (it resets the job's counts) must not hide.
+ */
+function triedBefore(facts: AttemptFacts): boolean {
+  return facts.runsStarted > 1 || (facts.entry?.attempts ?? 0) > 0;
+}
+
+function afterLookup(
+  facts: AttemptFacts,
+  { customIdentifier, answer }: { customIdentifier: string; answer: ApiResult },
+  upload: NextStep & { step: 'upload' },
+): NextStep {
+  // A refused key is refused for the lookup as for the upload: the same pause, not a retry.
+  if (answer.kind === 'response' && (answer.status === 401 || answer.status === 403)) {
+    return { step: 'key-refused', answer };
+  }
+  const earlier = findEarlierUpload(answer, customIdentifier, upload.workspace.identifier);
+  if ('unknown' in earlier) {
+    if (facts.attempt >= facts.maxAttempts) {
+      return { step: 'fail', reason: `gave up after ${facts.attempt} attempts: ${earlier.unknown}` };
+    }
+    const retryAfter = answer.kind === 'response' ? answer.headers['retry-after'] : undefined;
+    return { step: 'retry-later', reason: earlier.unknown, retryAfter };
+  }
+  if (earlier.found === null) return upload;
+  return {
+    step: 'adopt',
+    documentIdentifier: earlier.found.meta.identifier,
+    answer: { kind: 'response', status: 200, headers: {}, body: earlier.found },
+  };
+}

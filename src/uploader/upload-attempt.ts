@@ -1,0 +1,288 @@
+import { type Job, type Queue, UnrecoverableError, WaitingError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.ts';
+import type { GatewayMetrics } from '../metrics.ts';
+import type { ApiResult } from '../parsing-api/api-result.ts';
+import type { Document } from '../parsing-api/document-schema.ts';
+import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
+import { releaseBlob } from '../queue/blob-release.ts';
+import type { UploadJobData } from '../queue/upload-queue.ts';
+import type { KeySpace } from '../record/keys.ts';
+import type { MessageLedger } from '../record/message-ledger.ts';
+import type { MessageRecord } from '../record/message-record.ts';
+import { type CompletionJobData, startTracking } from './completion-queue.ts';
+import { type AttemptFacts, type NextStep, nextStep } from './next-step.ts';
+import { uploadContextOf } from './record-outcome.ts';
+import {
+  type FollowUp,
+  failure,
+  finishSettled,
+  retryLater,
+  type Settlement,
+  settleAnswer,
+} from './settle-attempt.ts';
+import { customIdentifierOf, type UploadContext, uploadFields, uploadQuery } from './upload-fields.ts';
+import type { UploadWorkspace, UploadWorkspaces } from './upload-settings-schema.ts';
+
+/**
+ * One upload attempt, the I/O around the pure steps: read the entry and the bytes, ask
+ * nextStep what to do, make the lookup or the upload it names, settle the answer, perform the
+ * settlement's actions in order, and translate its ending for BullMQ.
+ */
+
+/**
+ * A permanent failure the attempt recorded on the entry before throwing it; BullMQ fails the
+ * job without retrying. Other UnrecoverableErrors come from BullMQ itself (a job that stalled
+ * more than the allowed number of times) and are recorded by the worker's 'failed' listener.
+ */
+export class RecordedUploadFailure extends UnrecoverableError {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'RecordedUploadFailure';
+  }
+}
+
+/** A transient failure: BullMQ retries it after the delay the retry policy chose. */
+export class RetryableUploadError extends Error {
+  readonly retryAfter: string | undefined;
+  constructor(reason: string, retryAfter: string | undefined) {
+    super(reason);
+    this.name = 'RetryableUploadError';
+    this.retryAfter = retryAfter;
+  }
+}
+
+export interface UploadAttemptDeps {
+  /** For blobs: any connection to the same Redis. */
+  redis: Redis;
+  keys: KeySpace;
+  ledger: MessageLedger;
+  client: ParsingApiClient;
+  workspaces: UploadWorkspaces;
+  /** upload.attempts, for a job that does not carry its own. */
+  attempts: number;
+  metrics?: GatewayMetrics | undefined;
+  logger: Logger;
+  /** Which API key is in use (it changes on a reload): a 401 to an older key does not pause. */
+  keyGeneration?: (() => number) | undefined;
+  /** Completion tracking's queue; absent when no workspace tracks completion. */
+  completion?: Queue<CompletionJobData> | undefined;
+  /** Stops taking jobs until resumed: the service refused the API key. */
+  pauseUploads(reason: string): Promise<void>;
+}
+
+export type UploadProcessor = (
+  job: Job<UploadJobData>,
+  token: string | undefined,
+) => Promise<{ documentIdentifier: string }>;
+
+/** What one run of a job knows; `begun` once it marked the entry uploading. */
+interface Run {
+  job: Job<UploadJobData>;
+  data: UploadJobData;
+  attempt: number;
+  log: Logger;
+  facts: AttemptFacts;
+  begun?: Begun;
+}
+
+interface Begun {
+  /** The message's facts for customIdentifier, expiryTime and the document index; null when gone. */
+  record: MessageRecord | null;
+  context: UploadContext;
+  /** The key this attempt's requests carry: a reload may replace it while they are in flight. */
+  keyGeneration: number;
+}
+
+export function createUploadAttempt(deps: UploadAttemptDeps): UploadProcessor {
+  return async (job, token) => {
+    const run = await openRun(deps, job);
+    const settlement = await settlementFor(deps, run, nextStep(run.facts));
+    if (settlement.outcome) deps.metrics?.uploads.inc({ outcome: settlement.outcome });
+    for (const action of settlement.actions) await perform(deps, run, action);
+    return conclude(run, settlement, token);
+  };
+}
+
+async function openRun(deps: UploadAttemptDeps, job: Job<UploadJobData>): Promise<Run> {
+  const { data } = job;
+  const attempt = job.attemptsMade + 1;
+  const entry = await deps.ledger.readEntry(data.messageId, data.entry);
+  const blob = await deps.redis.getBuffer(deps.keys.message(data.messageId).blob(data.sha256));
+  const facts: AttemptFacts = {
+    attempt,
+    maxAttempts: job.opts.attempts ?? deps.attempts,
+    runsStarted: job.attemptsStarted,
+    entry,
+    workspaceName: data.workspace,
+    workspace: deps.workspaces.get(data.workspace),
+    blob,
+  };
+  const log = deps.logger.child({ queueId: data.messageId, jobId: job.id, entry: data.entry, attempt });
+  return { job, data, attempt, log, facts };
+}
+
+async function settlementFor(deps: UploadAttemptDeps, run: Run, step: NextStep): Promise<Settlement> {
+  switch (step.step) {
+    case 'skip':
+      run.log.info(
+        { documentIdentifier: step.entry.documentIdentifier },
+        'upload already settled by an earlier run',
+      );
+      return finishSettled(step.entry);
+    case 'look-up':
+      return settlementFor(deps, run, await lookUp(deps, run, step.workspace));
+    case 'upload':
+      return settleWith(deps, run, await upload(deps, run, step.workspace, step.file));
+    case 'adopt':
+    case 'key-refused':
+      return settleWith(deps, run, step.answer);
+    case 'retry-later':
+      return retryLater(step.reason, step.retryAfter, run.attempt);
+    case 'fail':
+      return failure(step.reason, run.attempt);
+  }
+}
+
+/** Marks the entry uploading and reads what the requests are made of; once per run. */
+async function begin(deps: UploadAttemptDeps, run: Run): Promise<Begun> {
+  if (run.begun) return run.begun;
+  const { data } = run;
+  const entry = await deps.ledger.updateEntry(data.messageId, data.entry, {
+    state: 'uploading',
+    attempts: run.attempt,
+  });
+  // The record outlives the upload; without it the upload still goes, with what the job knows.
+  const record = entry ? await deps.ledger.read(data.messageId) : null;
+  const keyGeneration = deps.keyGeneration?.() ?? 0;
+  run.begun = { record, context: uploadContextOf(record, data, new Date()), keyGeneration };
+  return run.begun;
+}
+
+async function lookUp(deps: UploadAttemptDeps, run: Run, workspace: UploadWorkspace): Promise<NextStep> {
+  const { context } = await begin(deps, run);
+  const customIdentifier = customIdentifierOf(workspace, context);
+  const answer = await deps.client.findDocuments(customIdentifier, uploadQuery(workspace));
+  const step = nextStep({ ...run.facts, lookup: { customIdentifier, answer } });
+  if (step.step === 'adopt') {
+    run.log.info(
+      { documentIdentifier: step.documentIdentifier, customIdentifier },
+      'an earlier attempt created the document already: not uploading it again',
+    );
+  }
+  return step;
+}
+
+async function upload(
+  deps: UploadAttemptDeps,
+  run: Run,
+  workspace: UploadWorkspace,
+  file: Buffer,
+): Promise<ApiResult> {
+  const { context } = await begin(deps, run);
+  run.log.debug({ attemptsStarted: run.job.attemptsStarted }, 'uploading');
+  const started = performance.now();
+  const result = await deps.client.uploadDocument({
+    file,
+    fileName: run.data.fileName,
+    contentType: run.data.contentType,
+    fields: uploadFields(workspace, context),
+    ...uploadQuery(workspace),
+  });
+  deps.metrics?.uploadSeconds.observe((performance.now() - started) / 1000);
+  return result;
+}
+
+async function settleWith(deps: UploadAttemptDeps, run: Run, answer: ApiResult): Promise<Settlement> {
+  const { keyGeneration } = await begin(deps, run);
+  const keyReplaced = deps.keyGeneration !== undefined && deps.keyGeneration() !== keyGeneration;
+  return settleAnswer({ attempt: run.attempt, maxAttempts: run.facts.maxAttempts, answer, keyReplaced });
+}
+
+async function perform(deps: UploadAttemptDeps, run: Run, action: FollowUp): Promise<void> {
+  const { data } = run;
+  switch (action.action) {
+    case 'index-document': {
+      const record = run.begun ? run.begun.record : await deps.ledger.read(data.messageId);
+      await deps.ledger.recordDocument({
+        documentIdentifier: action.documentIdentifier,
+        messageId: data.messageId,
+        entry: data.entry,
+        workspace: data.workspace,
+        fileName: data.fileName,
+        sourceEmail: record?.sourceEmail ?? '',
+        sourceEmailAddress: record?.sourceEmailAddress ?? null,
+      });
+      return;
+    }
+    case 'update-entry':
+      await deps.ledger.updateEntry(data.messageId, data.entry, action.change);
+      return;
+    case 'release-blob':
+      await releaseBlob(deps.redis, deps.keys, {
+        messageId: data.messageId,
+        sha256: data.sha256,
+        entry: data.entry,
+      });
+      return;
+    case 'track-completion':
+      return trackCompletion(deps, run, action.documentIdentifier, action.document);
+    case 'pause-uploads':
+      return deps.pauseUploads(action.reason);
+  }
+}
+
+async function trackCompletion(
+  deps: UploadAttemptDeps,
+  run: Run,
+  documentIdentifier: string,
+  document: Document | null,
+): Promise<void> {
+  const workspace = run.facts.workspace;
+  if (!deps.completion || !workspace) return;
+  const { messageId, entry } = run.data;
+  await startTracking({
+    queue: deps.completion,
+    ledger: deps.ledger,
+    logger: run.log,
+    workspace,
+    document,
+    upload: { documentIdentifier, messageId, entry, workspace: run.data.workspace },
+    now: Date.now(),
+  });
+}
+
+/** The ending, as BullMQ understands it: a result, or the error that retries, fails or waits. */
+async function conclude(
+  run: Run,
+  { outcome, ending }: Settlement,
+  token: string | undefined,
+): Promise<{ documentIdentifier: string }> {
+  switch (ending.end) {
+    case 'done':
+      // A skipped run settled nothing itself: the earlier run announced the document.
+      if (outcome) {
+        run.log.info(
+          { documentIdentifier: ending.documentIdentifier, reason: ending.reason },
+          `document ${outcome}`,
+        );
+      }
+      return { documentIdentifier: ending.documentIdentifier };
+    case 'retry':
+      run.log.warn({ reason: ending.reason }, 'upload will be retried');
+      throw new RetryableUploadError(ending.reason, ending.retryAfter);
+    case 'fail': {
+      const requestError = ending.requestError === undefined ? {} : { requestError: ending.requestError };
+      run.log.warn({ reason: ending.reason, ...requestError }, 'upload failed');
+      throw new RecordedUploadFailure(ending.reason);
+    }
+    case 'hand-back':
+      run.log.error(
+        { status: ending.status },
+        'API key refused; uploads paused until the key is corrected (SIGHUP)',
+      );
+      // pause(true) did not wait for the active jobs, this one among them: it goes back untouched.
+      await run.job.moveToWait(token);
+      throw new WaitingError();
+  }
+}
