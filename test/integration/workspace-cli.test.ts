@@ -82,7 +82,10 @@ describe('ingest-gateway workspace', () => {
 
   it.each([
     { args: ['workspace', 'update', 'ws-invoices', '--visibility', 'public'], message: '--visibility' },
-    { args: ['workspace', 'update', 'ws-invoices', '--nmae', 'x'], message: "Unknown option '--nmae'" },
+    {
+      args: ['workspace', 'update', 'ws-invoices', '--nmae', 'x'],
+      message: "unknown option '--nmae' (did you mean --name?)",
+    },
   ])('$args exits 2 with "$message", nothing sent', async ({ args, message }) => {
     const run = await runCli(args, env);
     expect(run.code).toBe(2);
