@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { runCli } from './cli/run-cli.ts';
-import { runDaemon } from './main.ts';
 
 /**
  * The composition root of the command line: hands argv, the environment, the standard
@@ -19,7 +18,8 @@ runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   stderrIsTerminal: process.stderr.isTTY === true,
-  runDaemon,
+  // Loaded when started: the rest of the command line answers without the gateway's modules.
+  runDaemon: async (configPath, role) => (await import('./main.ts')).runDaemon(configPath, role),
   untilStopped: () =>
     new Promise((resolve) => {
       process.once('SIGTERM', resolve);

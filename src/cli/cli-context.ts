@@ -29,5 +29,11 @@ export interface CommandContext extends CliContext {
 /** The configuration file when --config is not given (DESIGN.md, command line). */
 export const DEFAULT_CONFIG = 'config/gateway.yaml';
 
+/** Exit codes, as for the workspace commands (command-io.ts): 0 done, 1 refused or failed. */
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+/** A usage error: nothing was done. */
+export const EXIT_USAGE = 2;
+
 /** For commander's command.error(): a usage error ends with exit code 2 (EXIT_USAGE). */
 export const USAGE_ERROR = { exitCode: 2, code: 'ingest-gateway.usage' } as const;

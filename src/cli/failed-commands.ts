@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
-import { type FailedCommand, runFailedCommand } from '../admin/failed-command.ts';
-import { openFailedUploads } from '../admin/open-failed-uploads.ts';
-import { ConfigError, loadConfig } from '../config/load-config.ts';
-import { createLogger } from '../logger.ts';
+import type { FailedCommand } from '../admin/failed-command.ts';
 import { type CommandContext, USAGE_ERROR } from './cli-context.ts';
 import { configOption } from './config-option.ts';
 import { createProgress } from './progress.ts';
@@ -43,6 +40,13 @@ export function registerFailedCommands(program: Command, context: CommandContext
     });
 
   async function run(failedCommand: FailedCommand, configPath: string, command: Command): Promise<void> {
+    const [{ ConfigError, loadConfig }, { createLogger }, { openFailedUploads }, { runFailedCommand }] =
+      await Promise.all([
+        import('../config/load-config.ts'),
+        import('../logger.ts'),
+        import('../admin/open-failed-uploads.ts'),
+        import('../admin/failed-command.ts'),
+      ]);
     const config = await loadConfig({ path: configPath, env: context.env }).catch((caught: unknown) => {
       if (!(caught instanceof ConfigError)) throw caught;
       return command.error(`error: ${configPath}: ${caught.problems.join('; ')}`, USAGE_ERROR);

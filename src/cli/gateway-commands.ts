@@ -1,10 +1,6 @@
 import { type Command, Option } from 'commander';
-import { stringify } from 'yaml';
-import { ConfigError, loadConfig } from '../config/load-config.ts';
-import { redactConfig } from '../config/redact-config.ts';
 import type { Role } from '../gateway.ts';
-import { EXIT_OK, EXIT_USAGE } from '../workspace/command-io.ts';
-import type { CommandContext } from './cli-context.ts';
+import { type CommandContext, EXIT_OK, EXIT_USAGE } from './cli-context.ts';
 import { configOption } from './config-option.ts';
 
 /** `ingest-gateway start` and `ingest-gateway check-config`: the daemon and its configuration. */
@@ -30,6 +26,11 @@ export function registerGatewayCommands(program: Command, context: CommandContex
     .addOption(configOption())
     .addHelpText('after', '\nExit code 2 when the configuration has problems; each is listed.')
     .action(async (options: { config: string }) => {
+      const [{ ConfigError, loadConfig }, { redactConfig }, { stringify }] = await Promise.all([
+        import('../config/load-config.ts'),
+        import('../config/redact-config.ts'),
+        import('yaml'),
+      ]);
       try {
         const config = await loadConfig({ path: options.config, env: context.env });
         context.stdout.write(`# ${options.config}: valid\n${stringify(redactConfig(config))}`);

@@ -1,16 +1,6 @@
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../config/load-config.ts';
-import { createLogger } from '../logger.ts';
-import { createMockApi } from '../mock-api/create-mock-api.ts';
-import {
-  combineSeeds,
-  loadWorkspaceFixture,
-  WorkspaceFixtureError,
-  type WorkspaceSeed,
-  workspaceSeedsFromConfig,
-} from '../mock-api/workspace-seed.ts';
-import { EXIT_OK } from '../workspace/command-io.ts';
-import { type CommandContext, USAGE_ERROR } from './cli-context.ts';
+import type { WorkspaceSeed } from '../mock-api/workspace-seed.ts';
+import { type CommandContext, EXIT_OK, USAGE_ERROR } from './cli-context.ts';
 import { configOption } from './config-option.ts';
 import { existingFile, portNumber, wholeNumber } from './option-parsers.ts';
 
@@ -50,6 +40,13 @@ export function registerMockApiCommand(program: Command, context: CommandContext
       const apiKey = options.apiKey ?? context.env.PARSER_API_KEY;
       if (!apiKey)
         command.error('error: give the key clients must send: --api-key KEY or PARSER_API_KEY', USAGE_ERROR);
+      const [{ ConfigError }, { createLogger }, { createMockApi }, { WorkspaceFixtureError }] =
+        await Promise.all([
+          import('../config/load-config.ts'),
+          import('../logger.ts'),
+          import('../mock-api/create-mock-api.ts'),
+          import('../mock-api/workspace-seed.ts'),
+        ]);
       const workspaces = await mockWorkspaces(options, context).catch((caught: unknown) => {
         if (!(caught instanceof ConfigError || caught instanceof WorkspaceFixtureError)) throw caught;
         return command.error(`error: ${caught.message}`, USAGE_ERROR);
@@ -77,6 +74,8 @@ export function registerMockApiCommand(program: Command, context: CommandContext
 
 /** The mock's workspaces: a fixture's, then those of a gateway configuration the fixture lacks. */
 async function mockWorkspaces(options: MockApiOptions, context: CommandContext): Promise<WorkspaceSeed[]> {
+  const [{ loadConfig }, { combineSeeds, loadWorkspaceFixture, workspaceSeedsFromConfig }] =
+    await Promise.all([import('../config/load-config.ts'), import('../mock-api/workspace-seed.ts')]);
   const seeds = options.workspaces === undefined ? [] : await loadWorkspaceFixture(options.workspaces);
   if (options.config === undefined) return seeds;
   const config = await loadConfig({ path: options.config, env: context.env });

@@ -7,9 +7,12 @@ import type { Output } from '../workspace/command-io.ts';
  * what was done anyway.
  */
 export interface Progress {
-  /** `done` of `total` steps are finished. */
+  /**
+   * `done` of `total` steps are finished. At `total` the line is cleared: the command prints
+   * its result next, on the same stream or on stdout of the same terminal.
+   */
   advance(done: number, total: number): void;
-  /** Clears the line, so what the command prints next starts on a clean one. */
+  /** Clears the line if it is still shown (the operation ended early, with an error). */
   end(): void;
 }
 
@@ -29,8 +32,8 @@ export function createProgress({ stream, terminal, label }: ProgressOptions): Pr
   let shown = false;
   return {
     advance(done, total) {
-      shown = true;
-      stream.write(`${rewriteLine}${label}: ${done}/${total}`);
+      shown = done < total;
+      stream.write(`${rewriteLine}${label}: ${done}/${total}${shown ? '' : rewriteLine}`);
     },
     end() {
       if (shown) stream.write(rewriteLine);

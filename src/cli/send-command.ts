@@ -1,9 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { createTransport } from 'nodemailer';
-import { ConfigError, loadConfig } from '../config/load-config.ts';
-import { EXIT_OK, EXIT_REFUSED } from '../workspace/command-io.ts';
-import { type AttachmentOutcome, awaitDocuments, RecordUnavailableError } from './await-documents.ts';
-import { type CommandContext, USAGE_ERROR } from './cli-context.ts';
+import type { AttachmentOutcome } from './await-documents.ts';
+import { type CommandContext, EXIT_FAILED, EXIT_OK, USAGE_ERROR } from './cli-context.ts';
 import { configOption } from './config-option.ts';
 import { collect, existingFile, httpUrl, positiveSeconds, serverAddress } from './option-parsers.ts';
 import { composeTestMail, type HeaderField, parseHeaderField, queueIdOf } from './test-mail.ts';
@@ -25,6 +22,10 @@ interface SendOptions {
   config?: string;
 }
 
+/** As commander hands them over: the three the action checks may be missing. */
+type GivenOptions = Omit<SendOptions, 'server' | 'from' | 'to'> &
+  Partial<Pick<SendOptions, 'server' | 'from' | 'to'>>;
+
 /** Where the gateway's HTTP API listens by default (http.host, http.port). */
 const defaultHttpUrl = 'http://127.0.0.1:8025';
 /** How long --wait waits when given no number: a few uploads to a responsive service. */
@@ -36,13 +37,9 @@ export function registerSendCommand(program: Command, context: CommandContext): 
     .command('send')
     .description('send one test e-mail and print the reply and the queue id')
     .usage('--server HOST:PORT --from ADDR --to ADDR [--subject S] [--attach FILE]... [options]')
-    .requiredOption('--server <HOST:PORT>', 'the SMTP server, e.g. 127.0.0.1:2525', serverAddress)
-    .requiredOption('--from <ADDR>', 'the sender (MAIL FROM and the From header)')
-    .addOption(
-      new Option('--to <ADDR>', 'a recipient; repeat for more')
-        .argParser(collect((address: string) => address))
-        .makeOptionMandatory(),
-    )
+    .option('--server <HOST:PORT>', 'the SMTP server, e.g. 127.0.0.1:2525', serverAddress)
+    .option('--from <ADDR>', 'the sender (MAIL FROM and the From header)')
+    .option('--to <ADDR>', 'a recipient; repeat for more', collect(String))
     .option('--cc <ADDR>', 'a copy recipient; repeat for more', collect(String))
     .option('--subject <S>', 'the subject', 'Documents')
     .option('--header <"NAME: VALUE">', 'an extra header field; repeat for more', collect(headerField))
@@ -77,8 +74,16 @@ export function registerSendCommand(program: Command, context: CommandContext): 
         'document is rejected or failed, or when the wait times out.',
       ].join('\n'),
     )
-    .action(async (options: SendOptions, command: Command) => {
-      context.finish(await send(options, command, context));
+    .action(async (options: GivenOptions, command: Command) => {
+      // Checked here rather than declared mandatory: commander checks mandatory options before
+      // unknown ones, and a mistyped --too would then be reported as a missing --to.
+      const { server, from, to } = options;
+      const missing = Object.entries({ server, from, to }).find(([, value]) => value === undefined);
+      if (server === undefined || from === undefined || to === undefined) {
+        const flag = command.options.find((option) => option.attributeName() === missing?.[0])?.flags;
+        return command.error(`error: required option '${flag}' not specified`, USAGE_ERROR);
+      }
+      context.finish(await send({ ...options, server, from, to }, command, context));
     });
 }
 
@@ -92,6 +97,10 @@ async function send(options: SendOptions, command: Command, context: CommandCont
   const { stdout, stderr } = context;
   // The HTTP API is resolved first: a bad --config is a usage error, found before anything is sent.
   const http = options.wait === undefined ? undefined : await httpApi(options, command, context);
+  const [{ createTransport }, { awaitDocuments, RecordUnavailableError }] = await Promise.all([
+    import('nodemailer'),
+    import('./await-documents.ts'),
+  ]);
   const transport = createTransport({
     host: options.server.host,
     port: options.server.port,
@@ -120,31 +129,31 @@ async function send(options: SendOptions, command: Command, context: CommandCont
     }
   } catch (caught) {
     stderr.write(`not accepted: ${describeSendError(caught)}\n`);
-    return EXIT_REFUSED;
+    return EXIT_FAILED;
   } finally {
     transport.close();
   }
   stdout.write(`${reply}\n`);
   const queueId = queueIdOf(reply);
   if (queueId !== null) stdout.write(`queue id: ${queueId}\n`);
-  if (http === undefined) return refusedRecipients ? EXIT_REFUSED : EXIT_OK;
+  if (http === undefined) return refusedRecipients ? EXIT_FAILED : EXIT_OK;
   if (queueId === null) {
     stderr.write('--wait: the reply names no queue id, so this is not the gateway\n');
-    return EXIT_REFUSED;
+    return EXIT_FAILED;
   }
   try {
     const waited = await awaitDocuments({ ...http, queueId, timeoutMs: (options.wait ?? 0) * 1000 });
     stdout.write(formatOutcomes(waited.attachments));
     if (!waited.settled) {
       stderr.write(`--wait: not every document was done after ${options.wait} s\n`);
-      return EXIT_REFUSED;
+      return EXIT_FAILED;
     }
     const unsuccessful = waited.attachments.some((a) => a.state === 'rejected' || a.state === 'failed');
-    return refusedRecipients || unsuccessful ? EXIT_REFUSED : EXIT_OK;
+    return refusedRecipients || unsuccessful ? EXIT_FAILED : EXIT_OK;
   } catch (caught) {
     if (!(caught instanceof RecordUnavailableError)) throw caught;
     stderr.write(`--wait: ${caught.message}\n`);
-    return EXIT_REFUSED;
+    return EXIT_FAILED;
   }
 }
 
@@ -158,6 +167,7 @@ async function httpApi(
   if (options.http !== undefined || options.config === undefined) {
     return { httpUrl: options.http ?? defaultHttpUrl, token: envToken };
   }
+  const { ConfigError, loadConfig } = await import('../config/load-config.ts');
   try {
     const { http } = await loadConfig({ path: options.config, env: context.env });
     // A wildcard listen address is reached on loopback from this machine.

@@ -1,5 +1,4 @@
 import { type Command, Option } from 'commander';
-import { runWorkspaceCommand } from '../workspace/run-workspace-command.ts';
 import { UPDATE_OPTION_NAMES, type UpdateOptionValues } from '../workspace/update-options.ts';
 import { type CommandContext, DEFAULT_CONFIG } from './cli-context.ts';
 import { existingFile } from './option-parsers.ts';
@@ -75,6 +74,7 @@ export function registerWorkspaceCommands(program: Command, context: CommandCont
     values: WorkspaceOptions,
     onProgress?: (done: number, total: number) => void,
   ): Promise<void> {
+    const { runWorkspaceCommand } = await import('../workspace/run-workspace-command.ts');
     const exitCode = await runWorkspaceCommand({
       positionals,
       values,
