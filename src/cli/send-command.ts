@@ -78,10 +78,14 @@ export function registerSendCommand(program: Command, context: CommandContext): 
       // Checked here rather than declared mandatory: commander checks mandatory options before
       // unknown ones, and a mistyped --too would then be reported as a missing --to.
       const { server, from, to } = options;
-      const missing = Object.entries({ server, from, to }).find(([, value]) => value === undefined);
       if (server === undefined || from === undefined || to === undefined) {
-        const flag = command.options.find((option) => option.attributeName() === missing?.[0])?.flags;
-        return command.error(`error: required option '${flag}' not specified`, USAGE_ERROR);
+        const flags =
+          server === undefined
+            ? '--server <HOST:PORT>'
+            : from === undefined
+              ? '--from <ADDR>'
+              : '--to <ADDR>';
+        return command.error(`error: required option '${flags}' not specified`, USAGE_ERROR);
       }
       context.finish(await send({ ...options, server, from, to }, command, context));
     });
