@@ -13,6 +13,7 @@ export async function runFailedCommand(
   command: FailedCommand,
   failed: FailedUploads,
   out: Writable,
+  onProgress?: (done: number, total: number) => void,
 ): Promise<number> {
   if (command.action === 'list') {
     const uploads = await failed.list();
@@ -39,7 +40,7 @@ export async function runFailedCommand(
     }
     return 0;
   }
-  const outcome = await failed.retry(command.jobIds);
+  const outcome = await failed.retry(command.jobIds, onProgress);
   for (const jobId of outcome.retried) out.write(`retried ${jobId}\n`);
   for (const { jobId, reason } of outcome.refused) out.write(`not retried ${jobId}: ${reason}\n`);
   if (outcome.retried.length === 0 && outcome.refused.length === 0) out.write('no failed uploads\n');

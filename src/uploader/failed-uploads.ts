@@ -61,12 +61,17 @@ export function createFailedUploads(options: FailedUploadsOptions) {
       return Promise.all(jobs.map(describe));
     },
 
-    async retry(jobIds: readonly string[] | 'all'): Promise<RetryOutcome> {
+    /** `onProgress` hears how many of the jobs are done, for a progress line over a long `--all`. */
+    async retry(
+      jobIds: readonly string[] | 'all',
+      onProgress?: (done: number, total: number) => void,
+    ): Promise<RetryOutcome> {
       const failed = await queue.getFailed(0, -1);
       const byId = new Map(failed.map((job) => [String(job.id), job]));
       const wanted = jobIds === 'all' ? [...byId.keys()] : jobIds;
       const outcome: RetryOutcome = { retried: [], refused: [] };
-      for (const jobId of wanted) {
+      for (const [index, jobId] of wanted.entries()) {
+        onProgress?.(index, wanted.length);
         const job = byId.get(jobId);
         if (!job) {
           outcome.refused.push({ jobId, reason: 'not a failed upload' });
@@ -86,6 +91,7 @@ export function createFailedUploads(options: FailedUploadsOptions) {
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         outcome.retried.push(jobId);
       }
+      onProgress?.(wanted.length, wanted.length);
       return outcome;
     },
   };

@@ -44,6 +44,8 @@ export interface WorkspaceCommandInput {
   defaultConfigPath: string;
   env: Env;
   streams: CommandStreams;
+  /** Hears how many workspaces sync has read, for a progress line over many. */
+  onProgress?: (done: number, total: number) => void;
   /** Makes the client; tests pass one that records what it was given. */
   createClient?: typeof createWorkspaceClient;
 }
@@ -101,6 +103,7 @@ export async function runWorkspaceCommand(input: WorkspaceCommandInput): Promise
         configPath: values.config ?? input.defaultConfigPath,
         write: values.write === true,
         env: input.env,
+        ...(input.onProgress ? { onProgress: input.onProgress } : {}),
       },
       client,
       streams,

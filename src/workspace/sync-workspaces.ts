@@ -33,6 +33,8 @@ export interface SyncOptions {
   write: boolean;
   /** The environment the configuration was loaded with, to validate the rewritten file alike. */
   env: Env;
+  /** Hears how many of the workspaces have been read from the service. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 type Fetched = { ok: true; workspace: ServiceWorkspace } | { ok: false; error: WorkspaceApiError };
@@ -45,10 +47,12 @@ export async function syncWorkspacesCommand(
   const { stdout } = streams;
   // One request per workspace; a workspace routed from two addresses is read once.
   const fetched = new Map<string, Fetched>();
-  for (const { identifier } of options.workspaces) {
-    if (fetched.has(identifier)) continue;
+  const identifiers = new Set(options.workspaces.map((workspace) => workspace.identifier));
+  for (const identifier of identifiers) {
+    options.onProgress?.(fetched.size, identifiers.size);
     fetched.set(identifier, await readWorkspace(client, identifier));
   }
+  options.onProgress?.(fetched.size, identifiers.size);
 
   const edits: WorkspaceEdit[] = [];
   let unreadable = 0;

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FailedCommand, runFailedCommand } from '../../src/admin/failed-command.ts';
 import { openFailedUploads } from '../../src/admin/open-failed-uploads.ts';
+import { runCli } from '../support/cli-process.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
@@ -112,6 +113,38 @@ describe('failed uploads', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it.each([
+    { terminal: true, shown: true },
+    { terminal: false, shown: false },
+  ])(
+    'failed retry --all shows its progress only on a terminal (terminal: $terminal)',
+    async ({ terminal, shown }) => {
+      const id = await failOne(`progress-${terminal}`);
+      const dir = await mkdtemp(join(tmpdir(), 'failed-progress-'));
+      try {
+        const configPath = join(dir, 'gateway.yaml');
+        await writeFile(
+          configPath,
+          `redis:\n  url: ${harness.redis.url}\n  prefix: ${harness.config.redis.prefix}\napi:\n  mock: true\n` +
+            'workspaces:\n  - identifier: ws-open\n    ingestEmail: documents@ingest.test\n',
+        );
+        const cli = await runCli(['failed', 'retry', '--all', '--config', configPath], { terminal });
+        expect(cli.code).toBe(0);
+        // On a terminal stderr and stdout are the same pseudo-terminal, so both arrive in stdout.
+        const output = cli.stdout + cli.stderr;
+        expect(output).toContain(`retried ${id}-0`);
+        const rewrite = '\r\u001b[2K';
+        expect(output.includes(rewrite)).toBe(shown);
+        const steps = output.split(rewrite).filter((text) => text.startsWith('retrying failed uploads: '));
+        // Every failed upload left by the tests before this one is retried too: the last step is n/n.
+        expect(/^retrying failed uploads: (\d+)\/\1$/.test(steps.at(-1) ?? '')).toBe(shown);
+        expect(await harness.settled(id, 0)).toBe('completed');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('does not upload again on retry when the failed upload had reached the service', async () => {
     // The upload lands but its answer is lost, and the last attempt's lookup fails: the job

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
 import { loadWorkspaceFixture } from '../../src/mock-api/workspace-seed.ts';
 import { createWorkspaceClient } from '../../src/parsing-api/workspace-client.ts';
+import { runCli as runCliProcess } from '../support/cli-process.ts';
 
 /**
  * The real CLI in a child process, with the project's Node (process.execPath), to prove the
@@ -82,7 +83,10 @@ describe('ingest-gateway workspace', () => {
 
   it.each([
     { args: ['workspace', 'update', 'ws-invoices', '--visibility', 'public'], message: '--visibility' },
-    { args: ['workspace', 'update', 'ws-invoices', '--nmae', 'x'], message: "Unknown option '--nmae'" },
+    {
+      args: ['workspace', 'update', 'ws-invoices', '--nmae', 'x'],
+      message: "unknown option '--nmae' (did you mean --name?)",
+    },
   ])('$args exits 2 with "$message", nothing sent', async ({ args, message }) => {
     const run = await runCli(args, env);
     expect(run.code).toBe(2);
@@ -94,6 +98,30 @@ describe('ingest-gateway workspace', () => {
     const run = await runCli(['workspace', 'get', 'nope'], env);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('404: Not found.');
+  });
+
+  it.each([
+    { terminal: true, shown: true },
+    { terminal: false, shown: false },
+  ])('sync shows its progress only on a terminal (terminal: $terminal)', async ({ terminal, shown }) => {
+    const directory = await mkdtemp(join(tmpdir(), 'workspace-sync-'));
+    try {
+      const configPath = join(directory, 'gateway.yaml');
+      await writeFile(
+        configPath,
+        `api:\n  baseUrl: ${env.PARSER_API_URL}\n  apiKey: ${API_KEY}\nworkspaces:\n` +
+          '  - identifier: ws-invoices\n    ingestEmail: acme-invoices-7f3a@ingest.example.com\n' +
+          '  - identifier: ws-resumes\n    ingestEmail: resumes@ingest.example\n',
+      );
+      const run = await runCliProcess(['workspace', 'sync', '--config', configPath], { env, terminal });
+      // On a terminal stderr and stdout are the same pseudo-terminal, so both arrive in stdout.
+      const output = run.stdout + run.stderr;
+      expect(output).toContain('0 in sync, 2 different, 0 not read from the service');
+      expect(output.includes('\r\u001b[2Kreading workspaces from the service: 2/2')).toBe(shown);
+      expect(output.includes('\r')).toBe(shown);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 
   it('refuses the mock-mode configuration without PARSER_API_URL', async () => {

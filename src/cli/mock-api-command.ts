@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import type { WorkspaceSeed } from '../mock-api/workspace-seed.ts';
+import { type CommandContext, EXIT_OK, USAGE_ERROR } from './cli-context.ts';
+import { configOption } from './config-option.ts';
+import { existingFile, portNumber, wholeNumber } from './option-parsers.ts';
+
+interface MockApiOptions {
+  host: string;
+  port: number;
+  apiKey?: string;
+  workspaces?: string;
+  config?: string;
+  organization?: string;
+  resthookSignatureKey?: string;
+  processingMs: number;
+}
+
+/** `ingest-gateway mock-api`: the fake parsing API alone, until SIGTERM or SIGINT. */
+export function registerMockApiCommand(program: Command, context: CommandContext): void {
+  program
+    .command('mock-api')
+    .description('run the fake parsing API alone, for development and tests')
+    .usage('[--host H] [--port N] [--api-key KEY] [--workspaces FILE] [--config FILE] [options]')
+    .option('--host <H>', 'interface to listen on', '127.0.0.1')
+    .option('--port <N>', 'TCP port; 0 picks a free one', portNumber, 8026)
+    .option('--api-key <KEY>', 'the key clients must send (default: PARSER_API_KEY)')
+    .option('--workspaces <FILE>', 'seed the workspaces from this fixture (YAML)', existingFile)
+    .addOption(configOption(null))
+    .option('--organization <ID>', "the workspaces' organization identifier and name")
+    .option(
+      '--resthook-signature-key <KEY>',
+      'key that signs resthook deliveries (default: MOCK_RESTHOOK_SIGNATURE_KEY)',
+    )
+    .option('--processing-ms <N>', 'milliseconds a document takes to become ready', wholeNumber, 0)
+    .addHelpText(
+      'after',
+      '\nWith --config, the workspaces of that gateway configuration the fixture lacks are served too.',
+    )
+    .action(async (options: MockApiOptions, command: Command) => {
+      const apiKey = options.apiKey ?? context.env.PARSER_API_KEY;
+      if (!apiKey)
+        command.error('error: give the key clients must send: --api-key KEY or PARSER_API_KEY', USAGE_ERROR);
+      const [{ ConfigError }, { createLogger }, { createMockApi }, { WorkspaceFixtureError }] =
+        await Promise.all([
+          import('../config/load-config.ts'),
+          import('../logger.ts'),
+          import('../mock-api/create-mock-api.ts'),
+          import('../mock-api/workspace-seed.ts'),
+        ]);
+      const workspaces = await mockWorkspaces(options, context).catch((caught: unknown) => {
+        if (!(caught instanceof ConfigError || caught instanceof WorkspaceFixtureError)) throw caught;
+        return command.error(`error: ${caught.message}`, USAGE_ERROR);
+      });
+      const resthookSignatureKey = options.resthookSignatureKey ?? context.env.MOCK_RESTHOOK_SIGNATURE_KEY;
+      const logger = createLogger({ level: context.env.LOG_LEVEL ?? 'info' });
+      const mock = createMockApi({
+        apiKey,
+        logger,
+        retainFileBytes: false,
+        workspaces,
+        processingMs: options.processingMs,
+        ...(resthookSignatureKey ? { resthookSignatureKey } : {}),
+        ...(options.organization
+          ? { organization: { identifier: options.organization, name: options.organization } }
+          : {}),
+      });
+      const { url } = await mock.start({ host: options.host, port: options.port });
+      logger.info({ url }, 'mock parsing API listening: POST /v3/documents, GET /v3/documents/{identifier}');
+      await context.untilStopped();
+      await mock.close();
+      context.finish(EXIT_OK);
+    });
+}
+
+/** The mock's workspaces: a fixture's, then those of a gateway configuration the fixture lacks. */
+async function mockWorkspaces(options: MockApiOptions, context: CommandContext): Promise<WorkspaceSeed[]> {
+  const [{ loadConfig }, { combineSeeds, loadWorkspaceFixture, workspaceSeedsFromConfig }] =
+    await Promise.all([import('../config/load-config.ts'), import('../mock-api/workspace-seed.ts')]);
+  const seeds = options.workspaces === undefined ? [] : await loadWorkspaceFixture(options.workspaces);
+  if (options.config === undefined) return seeds;
+  const config = await loadConfig({ path: options.config, env: context.env });
+  return combineSeeds(seeds, workspaceSeedsFromConfig(config.workspaces));
+}
