@@ -137,6 +137,7 @@ function recordEntries(
       entry({
         part: part.index,
         fileName: sanitizeFileName(part.fileName, type, part.index),
+        originalFileName: part.fileName,
         contentType: part.declaredType,
         detectedType: documentMimeType(type),
         size: part.size,
@@ -151,6 +152,7 @@ function recordEntries(
     entry({
       part: part.index,
       fileName: part.fileName ?? `part ${part.partNumber}`,
+      originalFileName: part.fileName,
       contentType: part.declaredType,
       detectedType: null,
       size: part.size,

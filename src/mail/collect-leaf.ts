@@ -31,6 +31,10 @@ export interface LeafPart {
   bytesType: string | null;
   /** True when its bytes went to the PartStore and were ended. */
   stored: boolean;
+  /** Why the headers alone rule it out as a document (describe-leaf.ts), or null. */
+  exclusion: string | null;
+  /** Its bytes show no format and read as text (detect-type.ts isText); false for bodies and excluded parts. */
+  textContent: boolean;
 }
 
 /**
@@ -47,17 +51,32 @@ const MEGABYTE = 1_000_000;
 
 export interface CollectContext {
   store: PartStore;
+  /** The largest document part, in decoded bytes; a larger part of another type is only counted. */
   maxPartSize: number;
   /** Where the cid: references of HTML bodies are gathered. */
   htmlCids: Set<string>;
+  /** A name the content carries (a uuencode `begin` line), for a part whose headers name none. */
+  nameFromContent?: () => string | null;
+}
+
+interface Finding {
+  detectedType: DocumentType | null;
+  bytesType: string | null;
+  textContent: boolean;
 }
 
 /**
  * Read one leaf's decoded bytes as they stream: count and hash them, keep the head for
  * type detection, and write a candidate of a supported type to the store, awaiting each
  * write. A candidate is held back until its type is known (the first HEAD_BYTES, or all of
- * it when shorter), so parts the service would not take never reach the store.
- * Bodies are counted, never stored; HTML bodies are scanned for cid: references.
+ * it when shorter, or as much as came before it passed maxPartSize), so parts the service
+ * would not take never reach the store.
+ *
+ * Only a document part over maxPartSize refuses the message (PART_TOO_LARGE): a 30 MB video
+ * beside an invoice is skipped like any part of another type, its bytes counted and hashed
+ * as they pass, none stored (DESIGN.md, Ingest rule 3).
+ * Bodies and parts excluded by their headers are counted, never typed or stored; HTML
+ * bodies are scanned for cid: references.
  */
 export async function collectLeaf(
   decoded: AsyncIterable<Buffer>,
@@ -65,13 +84,14 @@ export async function collectLeaf(
   context: CollectContext,
 ): Promise<LeafPart> {
   const isBody = leaf.role === 'body';
+  const typed = !isBody && leaf.exclusion === null;
   const cids = isBody && leaf.declaredType === 'text/html' ? createCidScanner(context.htmlCids) : null;
   const hash = createHash('sha256');
+  const fileName = () => leaf.fileName ?? context.nameFromContent?.() ?? null;
   let size = 0;
   let head: Buffer[] | null = [];
   let headBytes = 0;
-  let detectedType: DocumentType | null = null;
-  let bytesType: string | null = null;
+  let finding: Finding = { detectedType: null, bytesType: null, textContent: false };
   let writer: PartWriter | null = null;
 
   try {
@@ -81,22 +101,26 @@ export async function collectLeaf(
         cids?.push(chunk);
         continue;
       }
-      if (size > context.maxPartSize) throw tooLarge(leaf, context.maxPartSize);
       hash.update(chunk);
+      if (!typed) continue;
       if (head !== null) {
         head.push(chunk);
         headBytes += chunk.length;
-        if (headBytes >= HEAD_BYTES) {
-          ({ detectedType, bytesType, writer } = await settleType(head, false, leaf, context.store));
-          head = null;
-        }
+        if (headBytes < HEAD_BYTES && size <= context.maxPartSize) continue;
+        finding = await inspect(head, false, leaf.declaredType, fileName());
+        if (finding.detectedType !== null && size > context.maxPartSize)
+          throw tooLarge(leaf, context.maxPartSize);
+        if (finding.detectedType !== null) writer = await storeHead(head, leaf.index, context.store);
+        head = null;
       } else if (writer !== null) {
+        if (size > context.maxPartSize) throw tooLarge(leaf, context.maxPartSize);
         await writer.write(chunk);
       }
     }
     cids?.end();
-    if (!isBody && head !== null) {
-      ({ detectedType, bytesType, writer } = await settleType(head, true, leaf, context.store));
+    if (typed && head !== null) {
+      finding = await inspect(head, true, leaf.declaredType, fileName());
+      if (finding.detectedType !== null) writer = await storeHead(head, leaf.index, context.store);
     }
     if (writer !== null) await writer.end();
   } catch (err) {
@@ -109,43 +133,46 @@ export async function collectLeaf(
     partNumber: leaf.partNumber,
     declaredType: leaf.declaredType,
     disposition: leaf.disposition,
-    fileName: leaf.fileName,
+    fileName: fileName(),
     contentId: leaf.contentId,
     depth: leaf.depth,
     role: leaf.role,
     size,
     sha256: isBody ? '' : hash.digest('hex'),
-    detectedType,
-    bytesType,
+    detectedType: finding.detectedType,
+    bytesType: finding.bytesType,
     stored: writer !== null,
+    exclusion: leaf.exclusion,
+    textContent: finding.textContent,
   };
 }
 
-/**
- * Decide the type from the head (`complete` when it is the whole part) and, for a supported
- * type, open the part and store the head.
- */
-async function settleType(
+/** Decide the type from the head (`complete` when it is the whole part). */
+async function inspect(
   head: Buffer[],
   complete: boolean,
-  leaf: LeafDescription & { index: number },
-  store: PartStore,
-): Promise<{ detectedType: DocumentType | null; bytesType: string | null; writer: PartWriter | null }> {
-  const { type: detectedType, bytesType } = await inspectType({
+  declaredType: string,
+  fileName: string | null,
+): Promise<Finding> {
+  const found = await inspectType({
     head: Buffer.concat(head).subarray(0, HEAD_BYTES),
-    declaredType: leaf.declaredType,
-    fileName: leaf.fileName,
+    declaredType,
+    fileName,
     complete,
   });
-  if (detectedType === null) return { detectedType, bytesType, writer: null };
-  const writer = store.openPart(leaf.index);
+  return { detectedType: found.type, bytesType: found.bytesType, textContent: found.text };
+}
+
+/** Open the part of a document and store the head kept while its type was unknown. */
+async function storeHead(head: Buffer[], index: number, store: PartStore): Promise<PartWriter> {
+  const writer = store.openPart(index);
   try {
     for (const chunk of head) await writer.write(chunk);
   } catch (err) {
     await discardQuietly(writer);
     throw err;
   }
-  return { detectedType, bytesType, writer };
+  return writer;
 }
 
 function tooLarge(leaf: LeafDescription, limit: number): RefusalError {

@@ -1,4 +1,5 @@
 import type { MimeNode } from '@zone-eu/mailsplit';
+import { decodeRawFileName } from './raw-file-name.ts';
 
 /** What the headers of one MIME leaf say about it, before any of its bytes are read. */
 export interface LeafDescription {
@@ -11,6 +12,11 @@ export interface LeafDescription {
   /** Without angle brackets, as written. */
   contentId: string | null;
   role: 'body' | 'candidate';
+  /**
+   * Why the headers alone rule the part out as a document (a pointer, a report, a part of a
+   * report), or null. Such a part is counted but never typed or stored (DESIGN.md, Ingest rule 3).
+   */
+  exclusion: string | null;
 }
 
 /** The parts of a body a mail client shows as the message (mailparser's `textTypes`). */
@@ -61,11 +67,50 @@ export function partNumberOf(prefix: readonly number[], node: MimeNode): string 
   return [...prefix, ...(own.length > 0 ? own : [1])].join('.');
 }
 
+/**
+ * Leaf types that are not content: a pointer to content stored elsewhere (RFC 2046 5.2.3),
+ * and the machine-readable parts of reports (RFC 3464 delivery status, RFC 8098 read
+ * receipts, RFC 6522 returned headers, RFC 6533 their UTF-8 forms, RFC 5965 abuse reports).
+ * A client that names one (a "details.txt" delivery status) does not make it a document.
+ */
+const NOT_CONTENT: Readonly<Record<string, string>> = {
+  'message/external-body': 'a pointer to content stored elsewhere (message/external-body), not the content',
+  'message/delivery-status': 'a delivery report (message/delivery-status), not a document',
+  'message/global-delivery-status': 'a delivery report (message/global-delivery-status), not a document',
+  'message/disposition-notification': 'a read receipt (message/disposition-notification), not a document',
+  'message/global-disposition-notification':
+    'a read receipt (message/global-disposition-notification), not a document',
+  'text/rfc822-headers': 'the headers of a returned message (text/rfc822-headers), not a document',
+  'message/global-headers': 'the headers of a returned message (message/global-headers), not a document',
+  'message/feedback-report': 'an abuse report (message/feedback-report), not a document',
+};
+
+/**
+ * Every part of a report (RFC 6522 multipart/report: bounces, delay notices, read receipts,
+ * abuse reports) is about a message, not a document sent to this address. Its human-readable
+ * part is text a mail server or client wrote. Its returned message, when it has one, is a
+ * message that went out with this address as its sender (spoofed, or an auto-reply loop):
+ * a bounce of a spoofed mail would hand us someone else's invoice, and a bounce of our own
+ * mail would upload the same invoice again. So the returned message is not walked into;
+ * it is recorded as one skipped part.
+ */
+const IN_REPORT = 'part of a report (multipart/report) about another message, not a document';
+
+/** Why a leaf's headers rule it out as a document, or null (see LeafDescription.exclusion). */
+export function exclusionOf(declaredType: string, ancestorTypes: readonly string[]): string | null {
+  if (ancestorTypes.includes('multipart/report')) {
+    return declaredType === 'message/rfc822'
+      ? 'a message returned by a report (multipart/report): its attachments are not documents sent to this address'
+      : (NOT_CONTENT[declaredType] ?? IN_REPORT);
+  }
+  return NOT_CONTENT[declaredType] ?? null;
+}
+
 /** Read a parsed mailsplit leaf node. */
 export function describeLeaf(node: MimeNode, prefix: readonly number[]): LeafDescription {
   const declaredType = node.contentType === false ? 'text/plain' : node.contentType;
   const disposition = normalizeDisposition(node.disposition);
-  const fileName = node.filename === false || node.filename.trim() === '' ? null : node.filename;
+  const fileName = readFileName(node);
   const contentId = node.headers === false ? null : normalizeContentId(node.headers.getFirst('content-id'));
   return {
     partNumber: partNumberOf(prefix, node),
@@ -74,5 +119,25 @@ export function describeLeaf(node: MimeNode, prefix: readonly number[]): LeafDes
     fileName,
     contentId,
     role: leafRole(declaredType, disposition, fileName),
+    exclusion: exclusionOf(declaredType, ancestorTypes(node)),
   };
+}
+
+function readFileName(node: MimeNode): string | null {
+  if (node.filename === false || node.filename.trim() === '') return null;
+  const headers = node.headers;
+  if (headers === false) return node.filename;
+  return decodeRawFileName(node.filename, [
+    headers.getFirst('content-disposition'),
+    headers.getFirst('content-type'),
+  ]);
+}
+
+/** The content types of a node's multipart ancestors within its message, nearest first. */
+function ancestorTypes(node: MimeNode): string[] {
+  const types: string[] = [];
+  for (let parent = node.parentNode; parent !== false; parent = parent.parentNode) {
+    if (parent.contentType !== false) types.push(parent.contentType);
+  }
+  return types;
 }

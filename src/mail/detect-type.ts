@@ -88,6 +88,8 @@ export interface TypeFinding {
   type: DocumentType | null;
   /** The MIME type the bytes themselves show (file-type's reading), null when they show none. */
   bytesType: string | null;
+  /** The bytes show no format and read as text (see isText): why a part named neither .txt nor text/plain is skipped. */
+  text: boolean;
 }
 
 /**
@@ -102,9 +104,23 @@ export async function detectType(evidence: TypeEvidence): Promise<DocumentType |
 
 /** detectType, also saying what the bytes showed, for the reason a part is skipped. */
 export async function inspectType(evidence: TypeEvidence): Promise<TypeFinding> {
-  if (evidence.head.length === 0) return { type: null, bytesType: null };
+  if (evidence.head.length === 0) return { type: null, bytesType: null, text: false };
   const found = await fileTypeFromBuffer(evidence.head);
-  return { type: decide(evidence, found), bytesType: found?.mime ?? null };
+  return {
+    type: decide(evidence, found),
+    bytesType: found?.mime ?? null,
+    text: found === undefined && isText(evidence.head),
+  };
+}
+
+/**
+ * Bytes that read as text: no C0 control byte but the ones text uses (TAB, LF, VT, FF, CR,
+ * and ESC, which ISO-2022-JP shifts with). Any 8-bit charset passes: this says "text", not
+ * which text, and only explains a skip; it never makes a part a document.
+ */
+export function isText(head: Buffer): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control bytes is the point.
+  return !/[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]/.test(head.toString('latin1'));
 }
 
 function decide(
@@ -148,13 +164,18 @@ export function documentExtension(type: DocumentType): string {
   return TYPES[type].extensions[0] ?? type;
 }
 
+/** The formats a file name extension (without the dot, any case) names: none, or one. */
+export function typesNamedByExtension(extension: string): DocumentType[] {
+  const lower = extension.toLowerCase();
+  return (Object.keys(TYPES) as DocumentType[]).filter((type) => TYPES[type].extensions.includes(lower));
+}
+
 /** Formats the declared type names, then those the file name's extension names, in that order. */
 function namedTypes(declaredType: string, fileName: string | null): DocumentType[] {
   const all = Object.keys(TYPES) as DocumentType[];
   const byDeclared = all.filter((type) => TYPES[type].declared.includes(declaredType));
   const extension = fileName === null ? null : extensionOf(fileName);
-  const byExtension =
-    extension === null ? [] : all.filter((type) => TYPES[type].extensions.includes(extension));
+  const byExtension = extension === null ? [] : typesNamedByExtension(extension);
   return [...byDeclared, ...byExtension];
 }
 

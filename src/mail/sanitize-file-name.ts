@@ -1,4 +1,4 @@
-import { type DocumentType, documentExtension } from './detect-type.ts';
+import { type DocumentType, documentExtension, typesNamedByExtension } from './detect-type.ts';
 
 /**
  * The longest name sent upstream, in UTF-8 bytes. File systems cap a name at 255 bytes;
@@ -23,9 +23,9 @@ const UNWANTED = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u20
  * The name a document is sent upstream with (DESIGN.md, Ingest rule 6): the decoded name
  * with any path removed (`/` and `\`, so `../../etc/passwd` becomes `passwd`), control and
  * bidi characters removed, trimmed, without leading dots (no hidden files, no `..`) or trailing ones, and
- * at most MAX_NAME_BYTES long with its extension kept. A name without an extension gets the
- * type's, since the service reads a document's kind from its name as well as its bytes. A
- * part without a usable name is called `attachment-<index+1>.<ext>`.
+ * at most MAX_NAME_BYTES long with its extension kept. The service reads a document's kind
+ * from its name as well as its bytes, so the extension is made to say the detected type
+ * (withExtensionOf). A part without a usable name is called `attachment-<index+1>.<ext>`.
  */
 export function sanitizeFileName(name: string | null, type: DocumentType, index: number): string {
   const extension = documentExtension(type);
@@ -39,8 +39,23 @@ export function sanitizeFileName(name: string | null, type: DocumentType, index:
     .replace(/[.\s]+$/, '');
   if (cleaned === '') return fallback;
 
-  const named = hasExtension(cleaned) ? cleaned : `${cleaned}.${extension}`;
-  return capLength(named);
+  return capLength(withExtensionOf(cleaned, type));
+}
+
+/**
+ * `name` with an extension that names `type`: kept when it does already (any of the type's
+ * extensions, any case: `scan.JPEG`), replaced when it names another supported format (PNG
+ * bytes named `test.rtf` become `test.png`: the name was wrong), and otherwise added, since
+ * what looks like an extension may be part of the name (`Invoice 2024.03` becomes
+ * `Invoice 2024.03.pdf`, `data.csv` sent as text `data.csv.txt`).
+ */
+function withExtensionOf(name: string, type: DocumentType): string {
+  const extension = documentExtension(type);
+  if (!hasExtension(name)) return `${name}.${extension}`;
+  const dot = name.lastIndexOf('.');
+  const named = typesNamedByExtension(name.slice(dot + 1));
+  if (named.includes(type)) return name;
+  return named.length > 0 ? `${name.slice(0, dot)}.${extension}` : `${name}.${extension}`;
 }
 
 /** `text` without control and bidi characters, for names shown anywhere (a reply, a log line). */

@@ -40,14 +40,19 @@ export function selectAttachments(result: WalkResult): Selection {
 }
 
 function skipReason(part: LeafPart, htmlCids: ReadonlySet<string>): string | null {
+  if (part.exclusion !== null) return part.exclusion;
   if (part.size === 0) return 'empty part';
   if (isImage(part) && part.contentId !== null && htmlCids.has(part.contentId.toLowerCase())) {
     return 'inline image referenced by the message body';
   }
   if (part.detectedType === null) {
-    return part.bytesType === null
-      ? `unsupported type ${part.declaredType} (declared; its bytes match no supported format)`
-      : `unsupported type ${part.bytesType} (declared ${part.declaredType})`;
+    if (part.bytesType !== null) return `unsupported type ${part.bytesType} (declared ${part.declaredType})`;
+    // Text has no magic number, so any bytes without control characters read as text: only
+    // the sender's word (type or name) says a text part is a document and not a log, a CSV
+    // or a key.
+    return part.textContent
+      ? `unsupported type ${part.declaredType} (declared; its bytes are text, which is taken only when declared text/plain or text/html or named .txt, .text, .htm or .html)`
+      : `unsupported type ${part.declaredType} (declared; its bytes match no supported format)`;
   }
   return null;
 }

@@ -6,6 +6,7 @@ import { collectLeaf, type LeafPart } from './collect-leaf.ts';
 import { describeLeaf } from './describe-leaf.ts';
 import { createDecodingSink, type LeafSink } from './leaf-sink.ts';
 import type { PartStore, PartWriter } from './part-store.ts';
+import { Uudecoder } from './uudecoder.ts';
 
 export type { LeafPart } from './collect-leaf.ts';
 
@@ -45,6 +46,9 @@ interface Closable {
  * of each open ancestor, so the nesting is what one line costs.
  */
 const MAX_MULTIPART_NESTING = 32;
+
+/** The names clients give uuencode as a Content-Transfer-Encoding (no RFC registers one). */
+const UUENCODE = new Set(['x-uuencode', 'uuencode', 'x-uue', 'uue']);
 
 /** State shared by the walk of a message and of the messages attached to it. */
 interface Walk {
@@ -138,22 +142,47 @@ async function walkLevel(
   input.pipe(splitter);
 
   let sink: LeafSink | null = null;
+  /**
+   * A leaf's first body chunk when it is one line break alone, held until what follows shows
+   * whose it is. RFC 2046 5.1.1 gives the line break before a boundary to the boundary, and
+   * mailsplit does so, except for a part whose body is empty: there it hands the line break
+   * that ends the blank line after the headers to the body and starts the boundary chunk
+   * with `--`. Taken as it came, an empty part before another part was a 2-byte file, while
+   * the same part last (whose boundary chunk keeps its line break) was empty.
+   */
+  let held: Buffer | null = null;
+  let leafBytes = 0;
+  const release = async () => {
+    if (held !== null) await sink?.write(held);
+    held = null;
+  };
   try {
     for await (const item of splitter as AsyncIterable<SplitterChunk>) {
       if (item.type === 'node') {
+        await release();
         await sink?.end();
         sink = null;
+        leafBytes = 0;
         if (item.root) onRoot?.(item);
         checkNesting(item);
         if (item.multipart === false) sink = openLeaf(walk, item, depth, prefix);
       } else if (item.type === 'body') {
-        await sink?.write(item.value);
+        if (leafBytes === 0 && sink !== null && isLineBreak(item.value)) held = Buffer.from(item.value);
+        else {
+          await release();
+          await sink?.write(item.value);
+        }
+        leafBytes += item.value.length;
       } else {
         // Multipart structure (a boundary line): the leaf before it has ended.
+        if (startsWithLineBreak(item.value)) await release();
+        held = null;
         await sink?.end();
         sink = null;
+        leafBytes = 0;
       }
     }
+    await release();
     await sink?.end();
     sink = null;
   } catch (err) {
@@ -168,9 +197,27 @@ async function walkLevel(
   }
 }
 
+function isLineBreak(chunk: Buffer): boolean {
+  return (
+    (chunk.length === 1 && chunk[0] === 0x0a) ||
+    (chunk.length === 2 && chunk[0] === 0x0d && chunk[1] === 0x0a)
+  );
+}
+
+function startsWithLineBreak(chunk: Buffer): boolean {
+  return chunk[0] === 0x0d || chunk[0] === 0x0a;
+}
+
+/** mailsplit decodes base64 and quoted-printable; uuencode is decoded here (uudecoder.ts). */
+function transferDecoder(node: MimeNode): Transform {
+  return UUENCODE.has(node.encoding || '') ? new Uudecoder() : node.getDecoder();
+}
+
 function openLeaf(walk: Walk, node: MimeNode, depth: number, prefix: readonly number[]): LeafSink {
   const description = describeLeaf(node, prefix);
-  if (node.contentType === 'message/rfc822') {
+  // A message returned inside a report is not walked into (describe-leaf.ts, IN_REPORT): it
+  // is one leaf, counted and skipped.
+  if (node.contentType === 'message/rfc822' && description.exclusion === null) {
     if (depth + 1 > walk.limits.maxDepth) {
       const levels = `${walk.limits.maxDepth} ${walk.limits.maxDepth === 1 ? 'level' : 'levels'}`;
       throw new RefusalError(
@@ -179,7 +226,7 @@ function openLeaf(walk: Walk, node: MimeNode, depth: number, prefix: readonly nu
       );
     }
     const innerPrefix = description.partNumber.split('.').map(Number);
-    return trackedSink(walk, node.getDecoder(), (decoded) =>
+    return trackedSink(walk, transferDecoder(node), (decoded) =>
       walkLevel(walk, decoded, depth + 1, innerPrefix),
     );
   }
@@ -192,8 +239,16 @@ function openLeaf(walk: Walk, node: MimeNode, depth: number, prefix: readonly nu
     );
   }
   const leaf = { ...description, index: walk.leafCount - 1, depth };
-  return trackedSink(walk, node.getDecoder(), async (decoded) => {
-    const context = { store: walk.store, maxPartSize: walk.limits.maxPartSize, htmlCids: walk.htmlCids };
+  const decoder = transferDecoder(node);
+  // A uuencoded part without a name of its own is named by its `begin` line.
+  const nameFromContent = decoder instanceof Uudecoder ? () => decoder.fileName : undefined;
+  return trackedSink(walk, decoder, async (decoded) => {
+    const context = {
+      store: walk.store,
+      maxPartSize: walk.limits.maxPartSize,
+      htmlCids: walk.htmlCids,
+      ...(nameFromContent ? { nameFromContent } : {}),
+    };
     walk.parts.push(await collectLeaf(decoded, leaf, context));
   });
 }

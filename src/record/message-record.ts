@@ -11,7 +11,10 @@ export interface AttachmentEntry {
   entry: number;
   /** Leaf number of the part in the message. */
   part: number;
+  /** The name sent upstream (an uploaded part) or shown (a skipped one): sanitised, its extension matching the detected type. */
   fileName: string;
+  /** The name as the message gave it, decoded, not sanitised; null when it gave none (absent in records written before it existed). */
+  originalFileName?: string | null;
   /** Content-Type as the message declared it. */
   contentType: string;
   /** MIME type of the document the bytes are (sent upstream); null for a part of no supported type. */

@@ -15,12 +15,23 @@ export interface GeneratedMessage {
 /** Raw bytes per block: a multiple of 57, so each block is whole 76-character base64 lines. */
 const BLOCK_BYTES = 57 * 1024;
 
+export interface GeneratedOptions {
+  /** Declared Content-Type of the attachment; default application/pdf. */
+  contentType?: string;
+  /** The attachment's first bytes (its magic number), as Latin-1; default a PDF header. */
+  magic?: string;
+}
+
 /**
- * A message with one base64 PDF attachment of `attachmentBytes` (a PDF header, then random
- * bytes), generated block by block as the stream is read, so neither the test nor the
+ * A message with one base64 attachment of `attachmentBytes` (a PDF header, or `magic`, then
+ * random bytes), generated block by block as the stream is read, so neither the test nor the
  * message holds the attachment in memory.
  */
-export function generatedMessage(attachmentBytes: number, fileName = 'large.pdf'): GeneratedMessage {
+export function generatedMessage(
+  attachmentBytes: number,
+  fileName = 'large.pdf',
+  options: GeneratedOptions = {},
+): GeneratedMessage {
   const head = Buffer.from(
     [
       'From: Scanner <scanner@acme.example>',
@@ -34,7 +45,7 @@ export function generatedMessage(attachmentBytes: number, fileName = 'large.pdf'
       '',
       'A large scan is attached.',
       '--generated',
-      `Content-Type: application/pdf; name="${fileName}"`,
+      `Content-Type: ${options.contentType ?? 'application/pdf'}; name="${fileName}"`,
       `Content-Disposition: attachment; filename="${fileName}"`,
       'Content-Transfer-Encoding: base64',
       '',
@@ -71,7 +82,7 @@ export function generatedMessage(attachmentBytes: number, fileName = 'large.pdf'
       }
       const size = Math.min(BLOCK_BYTES, attachmentBytes - produced);
       const block = randomBytes(size);
-      if (produced === 0) block.write('%PDF-1.7\n', 'latin1');
+      if (produced === 0) block.write(options.magic ?? '%PDF-1.7\n', 'latin1');
       produced += size;
       hash.update(block);
       const lines = block.toString('base64').match(/.{1,76}/g) ?? [];

@@ -22,6 +22,8 @@ function leaf(index: number, fields: Partial<LeafPart> = {}): LeafPart {
     detectedType: 'pdf',
     bytesType: 'application/pdf',
     stored: true,
+    exclusion: null,
+    textContent: false,
     ...fields,
   };
 }

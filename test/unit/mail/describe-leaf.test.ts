@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { leafRole, normalizeContentId, normalizeDisposition } from '../../../src/mail/describe-leaf.ts';
+import {
+  exclusionOf,
+  leafRole,
+  normalizeContentId,
+  normalizeDisposition,
+} from '../../../src/mail/describe-leaf.ts';
 
 describe('leafRole', () => {
   it.each<[string, 'inline' | 'attachment' | null, string | null, 'body' | 'candidate']>([
@@ -43,5 +48,70 @@ describe('normalizeContentId', () => {
     ['<>', null],
   ])('%j → %s', (value, id) => {
     expect(normalizeContentId(value)).toBe(id);
+  });
+});
+
+describe('exclusionOf', () => {
+  it.each<[string, string[], string | null]>([
+    ['application/pdf', ['multipart/mixed'], null],
+    ['text/plain', [], null],
+    ['message/rfc822', ['multipart/mixed'], null],
+    [
+      'message/external-body',
+      ['multipart/alternative', 'multipart/mixed'],
+      'a pointer to content stored elsewhere (message/external-body), not the content',
+    ],
+    [
+      'message/delivery-status',
+      ['multipart/report'],
+      'a delivery report (message/delivery-status), not a document',
+    ],
+    [
+      'message/delivery-status',
+      ['multipart/mixed'],
+      'a delivery report (message/delivery-status), not a document',
+    ],
+    [
+      'message/global-delivery-status',
+      ['multipart/report'],
+      'a delivery report (message/global-delivery-status), not a document',
+    ],
+    [
+      'message/disposition-notification',
+      ['multipart/report'],
+      'a read receipt (message/disposition-notification), not a document',
+    ],
+    [
+      'text/rfc822-headers',
+      ['multipart/report'],
+      'the headers of a returned message (text/rfc822-headers), not a document',
+    ],
+    [
+      'message/global-headers',
+      [],
+      'the headers of a returned message (message/global-headers), not a document',
+    ],
+    [
+      'message/feedback-report',
+      ['multipart/report'],
+      'an abuse report (message/feedback-report), not a document',
+    ],
+    [
+      'text/plain',
+      ['multipart/report'],
+      'part of a report (multipart/report) about another message, not a document',
+    ],
+    [
+      'application/pdf',
+      ['multipart/mixed', 'multipart/report'],
+      'part of a report (multipart/report) about another message, not a document',
+    ],
+    [
+      'message/rfc822',
+      ['multipart/report'],
+      'a message returned by a report (multipart/report): its attachments are not documents sent to this address',
+    ],
+  ])('%s inside %j → %s', (declaredType, ancestors, reason) => {
+    expect(exclusionOf(declaredType, ancestors)).toBe(reason);
   });
 });

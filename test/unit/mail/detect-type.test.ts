@@ -44,7 +44,34 @@ describe('detectType', () => {
     ).toEqual({
       type: null,
       bytesType: 'application/x-msdownload',
+      text: false,
     });
+  });
+
+  it.each<[string, Buffer, string, boolean]>([
+    ['UTF-8 text', Buffer.from('Rechnung März\r\n\tSumme: 12 €\f\n'), 'application/octet-stream', true],
+    [
+      'ISO-2022-JP text (ESC shifts)',
+      Buffer.from('\x1b$B$3$s$K$A$O\x1b(B\r\n', 'latin1'),
+      'application/octet-stream',
+      true,
+    ],
+    ['Latin-1 text', Buffer.from('K\xf6ln\n', 'latin1'), 'application/octet-stream', true],
+    ['bytes with a NUL', Buffer.from('abc\0def'), 'application/octet-stream', false],
+    ['bytes with other controls', Buffer.from('abc\x01\x02def'), 'application/octet-stream', false],
+  ])('says whether bytes of no format are text: %s → %s', async (_case, head, declaredType, text) => {
+    expect(await inspectType({ head, declaredType, fileName: 'data.bin' })).toEqual({
+      type: null,
+      bytesType: null,
+      text,
+    });
+  });
+
+  it('does not call bytes of a known format text, even a text format file-type names', async () => {
+    const xml = Buffer.from('<?xml version="1.0"?><a/>');
+    expect((await inspectType({ head: xml, declaredType: 'application/xml', fileName: null })).text).toBe(
+      false,
+    );
   });
 
   describe('text formats, by declared type or name, when the bytes are text', () => {

@@ -20,6 +20,8 @@ function leaf(overrides: Partial<LeafPart>): LeafPart {
     detectedType: 'pdf',
     bytesType: 'application/pdf',
     stored: true,
+    exclusion: null,
+    textContent: false,
     ...overrides,
   };
 }
@@ -104,6 +106,32 @@ describe('selectAttachments', () => {
       { declaredType: 'application/pgp-signature', detectedType: null, bytesType: null, stored: false },
       [],
       'unsupported type application/pgp-signature (declared; its bytes match no supported format)',
+    ],
+    [
+      'text declared octet-stream and named .bin',
+      {
+        declaredType: 'application/octet-stream',
+        fileName: 'export.bin',
+        detectedType: null,
+        bytesType: null,
+        stored: false,
+        textContent: true,
+      },
+      [],
+      'unsupported type application/octet-stream (declared; its bytes are text, which is taken only when declared text/plain or text/html or named .txt, .text, .htm or .html)',
+    ],
+    [
+      'a part its headers rule out, before its size or type',
+      {
+        declaredType: 'message/delivery-status',
+        size: 0,
+        detectedType: null,
+        bytesType: null,
+        stored: false,
+        exclusion: 'a delivery report (message/delivery-status), not a document',
+      },
+      [],
+      'a delivery report (message/delivery-status), not a document',
     ],
   ])('%s → %s', (_case, overrides, htmlCids, reason) => {
     const part = leaf(overrides);

@@ -140,6 +140,53 @@ describe('walkMessage: parts over the size limit', () => {
     expect(err.message).toBe('attachment "scan.pdf" is larger than the 20 MB the parsing service accepts');
   });
 
+  /** The start of an MP4 video (an `ftyp` box): a type the service does not take. */
+  const mp4 = '\0\0\0\x18ftypmp42\0\0\0\0mp42isom';
+
+  it('skips an oversized part of another type: counted and hashed, never stored', async () => {
+    const message = generatedMessage(3 * 1024 * 1024, 'holiday.mp4', {
+      contentType: 'video/mp4',
+      magic: mp4,
+    });
+    const store = createMemoryStore({ keepBytes: false });
+    const result = await walkMessage(message.stream, store, { ...defaultLimits, maxPartSize: 1_000_000 });
+    expect(result.parts[1]).toMatchObject({
+      fileName: 'holiday.mp4',
+      size: 3 * 1024 * 1024,
+      sha256: message.attachmentSha256(),
+      detectedType: null,
+      bytesType: 'video/mp4',
+      stored: false,
+    });
+    expect(store.parts.size).toBe(0);
+    expect(message.bytesGiven()).toBe(message.totalBytes);
+  });
+
+  it('decides from the bytes before the limit when the limit is below the type-detection head', async () => {
+    // maxPartSize under HEAD_BYTES: the type is read from the first 1000 bytes, not the first 256 KiB.
+    const video = generatedMessage(300_000, 'clip.mp4', { contentType: 'video/mp4', magic: mp4 });
+    const skipped = await walkMessage(video.stream, createMemoryStore(), {
+      ...defaultLimits,
+      maxPartSize: 1000,
+    });
+    expect(skipped.parts[1]).toMatchObject({ size: 300_000, bytesType: 'video/mp4', stored: false });
+
+    const pdf = generatedMessage(300_000, 'scan.pdf');
+    const store = createMemoryStore();
+    const err = await refusal(pdf.stream, store, { maxPartSize: 1000 });
+    expect(err.message).toBe('attachment "scan.pdf" is larger than the 0.001 MB the parsing service accepts');
+    expect(store.parts.size).toBe(0);
+  });
+
+  it('refuses an oversized part of a supported type whatever it is declared as', async () => {
+    const message = generatedMessage(2_000_000, 'scan.bin', { contentType: 'application/octet-stream' });
+    const err = await refusal(message.stream, createMemoryStore({ keepBytes: false }), {
+      maxPartSize: 1_000_000,
+    });
+    expect(err.code).toBe('PART_TOO_LARGE');
+    expect(err.message).toContain('"scan.bin"');
+  });
+
   it('takes a part of exactly maxPartSize bytes', async () => {
     const message = generatedMessage(1_000_000);
     const result = await walkMessage(message.stream, createMemoryStore({ keepBytes: false }), {

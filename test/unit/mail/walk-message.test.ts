@@ -140,7 +140,7 @@ describe('walkMessage: parts that are not documents', () => {
       ['invoice.pdf', 'unsupported type application/x-msdownload (declared application/pdf)'],
       [
         'signature.asc',
-        'unsupported type application/pgp-signature (declared; its bytes match no supported format)',
+        'unsupported type application/pgp-signature (declared; its bytes are text, which is taken only when declared text/plain or text/html or named .txt, .text, .htm or .html)',
       ],
     ]);
   });
