@@ -22,9 +22,8 @@ const workspaces = `
     ingestEmail: documents@ingest.test
   - identifier: ws-copies
     ingestEmail: copies@ingest.test
-  - identifier: ws-acme
-    ingestEmail: invoices@ingest.test
-    whitelistIngestAddresses: ["*@acme.example"]
+  - identifier: ws-archive
+    ingestEmail: archive@ingest.test
 `;
 
 let directory: string;
@@ -81,7 +80,7 @@ describe('ingest-gateway send', () => {
     const run = await runCli([
       'send',
       ...['--server', server, '--from', 'ap@acme.example'],
-      ...['--to', 'documents@ingest.test', '--to', 'invoices@ingest.test', '--cc', 'copies@ingest.test'],
+      ...['--to', 'documents@ingest.test', '--to', 'archive@ingest.test', '--cc', 'copies@ingest.test'],
       ...['--subject', 'March statement'],
       ...['--header', 'X-Ticket: 4711', '--header', 'X-Tag: first', '--header', 'X-Tag: second'],
       ...['--body', 'The statement for March.', '--html', '<p>The statement for <b>March</b>.</p>'],
@@ -95,11 +94,11 @@ describe('ingest-gateway send', () => {
     const received = await record(id);
     expect(received.envelope).toEqual({
       mailFrom: 'ap@acme.example',
-      rcptTo: ['documents@ingest.test', 'invoices@ingest.test', 'copies@ingest.test'],
+      rcptTo: ['documents@ingest.test', 'archive@ingest.test', 'copies@ingest.test'],
     });
     expect(received.workspaces.map((workspace) => [workspace.identifier, workspace.admitted])).toEqual([
       ['ws-open', true],
-      ['ws-acme', true],
+      ['ws-archive', true],
       ['ws-copies', true],
     ]);
     const mail = await simpleParser(await raw(id));
