@@ -3,7 +3,7 @@
  * much memory it takes while large attachments arrive at once. Prints figures; asserts
  * nothing (DESIGN.md, "Performance the design must allow", for the figures to compare).
  *
- *   npm run bench                      # both measurements
+ *   npm run bench                      # both measurements (then bench/hostile-stalls.ts)
  *   BENCH_MESSAGES=2000 npm run bench  # more messages for the throughput run
  *
  * The gateway runs as its own process (`ingest-gateway start --role smtp`, so uploads do not

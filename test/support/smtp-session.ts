@@ -77,6 +77,15 @@ export class SmtpSession {
     this.socket.write(bytes);
   }
 
+  /**
+   * After 354, send a whole payload as is (dataPayload's: dot-stuffed, final dot included);
+   * resolves with the reply to the final dot. Built beforehand, so sending costs no work here.
+   */
+  sendPayload(payload: Buffer): Promise<Reply> {
+    this.socket.write(payload);
+    return this.nextReply();
+  }
+
   /** End a DATA body written with write(); resolves with the reply to the final dot. */
   async endData(): Promise<Reply> {
     this.socket.write('\r\n.\r\n');
@@ -90,6 +99,16 @@ export class SmtpSession {
       await once(this.socket, 'close');
     }
   }
+}
+
+/**
+ * `message` as DATA carries it: a dot doubled at the start of every line (RFC 5321 4.5.2), then
+ * the final dot. Every other byte is kept, bare line ends included, for messages that test them.
+ */
+export function dataPayload(message: Buffer): Buffer {
+  const stuffed = Buffer.from(message.toString('latin1').replace(/^\./gm, '..'), 'latin1');
+  const end = stuffed.subarray(-2).toString('latin1') === '\r\n' ? '.\r\n' : '\r\n.\r\n';
+  return Buffer.concat([stuffed, Buffer.from(end, 'latin1')]);
 }
 
 export interface Delivery {

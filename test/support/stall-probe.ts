@@ -1,0 +1,102 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Reply, SmtpSession } from './smtp-session.ts';
+
+/**
+ * How long the gateway's event loop is held up, measured from outside it: a second SMTP
+ * connection sends NOOP, waits for the reply, pauses, and sends the next, keeping the slowest
+ * round trip. smtp-server answers NOOP on the loop that also reads every other session's
+ * DATA, so a round trip lasts at least as long as any synchronous step the gateway runs while
+ * it is in flight. The gateway must run in its own process (test/support/daemon-process.ts):
+ * an event-loop monitor in the test's process also counts the test's own work of building
+ * and sending the message, and fails with busy cores for reasons outside the gateway.
+ */
+
+/**
+ * The one timing bound of the tests, in ms: a round trip this long means the gateway stalled
+ * every other sender. It proves a stall cannot happen, it does not measure speed: the hostile
+ * messages cost tens of ms on an idle machine, a few hundred while two busy loops take both
+ * cores (the gateway then waits for a core, and the round trips count that wait too).
+ */
+export const STALL_BOUND_MS = 2000;
+
+/** Pause between one NOOP's reply and the next NOOP, in ms: a stall longer than this is seen. */
+const PROBE_INTERVAL_MS = 10;
+
+export interface StallProbe {
+  /** Stops once the round trip in flight is back; resolves with the slowest one, in ms. */
+  stop(): Promise<number>;
+}
+
+/** Opens the probe connection to the gateway's SMTP port and starts the NOOP round trips. */
+export async function startStallProbe(port: number): Promise<StallProbe> {
+  const session = new SmtpSession(port);
+  await expectCode(session.greeting, 220, 'greeting');
+  await expectCode(session.command('EHLO probe.test'), 250, 'EHLO');
+  let running = true;
+  let worst = 0;
+  const roundTrips = (async () => {
+    while (running) {
+      const sent = performance.now();
+      await expectCode(session.command('NOOP'), 250, 'NOOP');
+      worst = Math.max(worst, performance.now() - sent);
+      if (running) await sleep(PROBE_INTERVAL_MS);
+    }
+  })();
+  // Kept as a value until stop() rethrows it, so a dropped probe connection is not unhandled.
+  const failure = roundTrips.then(
+    () => null,
+    (err: unknown) => err,
+  );
+  return {
+    async stop() {
+      running = false;
+      const err = await failure;
+      await session.close();
+      if (err !== null) throw err;
+      return worst;
+    },
+  };
+}
+
+export interface ProbedDelivery {
+  readonly to: string;
+  /** The DATA payload, dot-stuffed and with its final dot (smtp-session.ts's dataPayload). */
+  readonly payload: Buffer;
+}
+
+/**
+ * One transaction on a new connection while a probe watches the gateway, from before the
+ * connection opens until the reply to the final dot: that reply, and the slowest round trip.
+ */
+export async function deliverProbed(
+  port: number,
+  delivery: ProbedDelivery,
+): Promise<{ reply: Reply; worstRoundTripMs: number }> {
+  const probe = await startStallProbe(port);
+  const outcome = await transaction(port, delivery).then(
+    (reply) => ({ reply }),
+    (error: unknown) => ({ error }),
+  );
+  const worstRoundTripMs = await probe.stop();
+  if ('error' in outcome) throw outcome.error;
+  return { reply: outcome.reply, worstRoundTripMs };
+}
+
+async function transaction(port: number, delivery: ProbedDelivery): Promise<Reply> {
+  const session = new SmtpSession(port);
+  try {
+    await expectCode(session.greeting, 220, 'greeting');
+    await expectCode(session.command('EHLO client.test'), 250, 'EHLO');
+    await expectCode(session.command('MAIL FROM:<ann@acme.example>'), 250, 'MAIL');
+    await expectCode(session.command(`RCPT TO:<${delivery.to}>`), 250, 'RCPT');
+    await expectCode(session.command('DATA'), 354, 'DATA');
+    return await session.sendPayload(delivery.payload);
+  } finally {
+    await session.close();
+  }
+}
+
+async function expectCode(reply: Promise<Reply>, code: number, step: string): Promise<void> {
+  const { code: got, text } = await reply;
+  if (got !== code) throw new Error(`${step}: expected ${code}, got ${text}`);
+}
