@@ -20,7 +20,7 @@ describe('failed uploads', () => {
   let admin: ReturnType<typeof openFailedUploads>;
 
   beforeAll(async () => {
-    harness = await startHarness({ attempts: 2 });
+    harness = await startHarness({ upload: { attempts: 2 } });
     admin = openFailedUploads(harness.config, harness.redis.url, harness.logger);
   });
   afterAll(async () => {

@@ -43,7 +43,7 @@ describe('secrets', () => {
   };
 
   beforeAll(async () => {
-    harness = await startHarness({ http: `  host: 127.0.0.1\n  token: ${httpToken}` });
+    harness = await startHarness({ http: { token: httpToken } });
     redis = new Redis(harness.redis.url, { maxRetriesPerRequest: null });
     redis.on('error', () => undefined);
     const connection = { host: '127.0.0.1', port: harness.redis.port, maxRetriesPerRequest: null };

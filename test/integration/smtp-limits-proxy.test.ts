@@ -18,12 +18,10 @@ describe('PROXY protocol from a listed load balancer', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      smtp: [
-        '  proxyProtocolFrom: [127.0.0.1/32]',
-        '  rateLimit:',
-        '    connectionsPerIp: 2',
-        '    exempt: [198.51.100.0/24]',
-      ].join('\n'),
+      smtp: {
+        proxyProtocolFrom: ['127.0.0.1/32'],
+        rateLimit: { connectionsPerIp: 2, exempt: ['198.51.100.0/24'] },
+      },
     });
   });
   afterAll(async () => harness?.close());
@@ -77,7 +75,7 @@ describe('PROXY protocol from an address that is not listed', () => {
   let harness: Harness;
 
   beforeAll(async () => {
-    harness = await startHarness({ smtp: '  proxyProtocolFrom: [10.0.0.0/8]' });
+    harness = await startHarness({ smtp: { proxyProtocolFrom: ['10.0.0.0/8'] } });
   });
   afterAll(async () => harness?.close());
 

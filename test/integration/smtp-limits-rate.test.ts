@@ -24,14 +24,10 @@ describe('SMTP rate limits', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      smtp: [
-        '  rateLimit:',
-        '    window: 60000',
-        '    connectionsPerIp: 3',
-        '    messagesPerIp: 6',
-        '    messagesPerSender: 2',
-        '    exempt: []',
-      ].join('\n'),
+      redis: { prefix: 'limits' },
+      smtp: {
+        rateLimit: { window: 60000, connectionsPerIp: 3, messagesPerIp: 6, messagesPerSender: 2, exempt: [] },
+      },
     });
     redis = new Redis(harness.redis.url, { maxRetriesPerRequest: null });
     redis.on('error', () => undefined);
@@ -41,9 +37,9 @@ describe('SMTP rate limits', () => {
     await harness?.close();
   });
 
-  // Each test starts with no counts: the rate keys are all under `itest:rate:`.
+  // Each test starts with no counts: the rate keys are all under `limits:rate:`.
   beforeEach(async () => {
-    const keys = await redis.keys('itest:rate:*');
+    const keys = await redis.keys('limits:rate:*');
     if (keys.length > 0) await redis.del(...keys);
   });
 
@@ -59,8 +55,8 @@ describe('SMTP rate limits', () => {
 
   it('keeps the counts in Redis under redis.prefix, each counter with its own hash tag', async () => {
     await client(harness.smtpPort).reply();
-    const keys = await redis.keys('itest:rate:*');
-    expect(keys).toEqual([expect.stringMatching(/^itest:rate:\{conn:127\.0\.0\.1\}:\d+$/)]);
+    const keys = await redis.keys('limits:rate:*');
+    expect(keys).toEqual([expect.stringMatching(/^limits:rate:\{conn:127\.0\.0\.1\}:\d+$/)]);
     expect(await redis.pttl(keys[0] ?? '')).toBeGreaterThan(60_000);
   });
 
@@ -165,7 +161,7 @@ describe('SMTP rate limits', () => {
     const accepted = (await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })).data;
     expect(accepted?.text).toMatch(/^250 2\.0\.0 queued as /);
     expect(await harness.settled(queuedId(accepted), 0)).toBe('completed');
-    expect(await redis.keys('itest:rate:*')).not.toEqual([]);
+    expect(await redis.keys('limits:rate:*')).not.toEqual([]);
     expect(harness.logs.lines.some((line) => line.includes('rate limits counted again'))).toBe(true);
   });
 });

@@ -16,12 +16,7 @@ describe('SMTP STARTTLS', () => {
   beforeAll(async () => {
     certificate = await testCertificate();
     harness = await startHarness({
-      smtp: [
-        '  tls:',
-        `    key: ${certificate.keyPath}`,
-        `    cert: ${certificate.certPath}`,
-        '  requireTls: true',
-      ].join('\n'),
+      smtp: { tls: { key: certificate.keyPath, cert: certificate.certPath }, requireTls: true },
     });
   });
   afterAll(async () => {

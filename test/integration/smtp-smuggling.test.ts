@@ -66,7 +66,7 @@ async function expectOneRefusal(harness: Harness, redis: Redis, from: number, re
   expect(outcomes[0]).toContain('"transaction":1,');
   expect(outcomes[0]).toContain(`"reply":${JSON.stringify(reply)}`);
   expect(outcomes[0]).toContain('"msg":"message refused"');
-  expect(await redis.keys('itest:*:record')).toEqual([]);
+  expect(await redis.keys(`${harness.config.redis.prefix}:*:record`)).toEqual([]);
   expect(harness.mock.uploads).toEqual([]);
 }
 
@@ -134,7 +134,7 @@ describe('SMTP smuggling with smtp.rejectBareLineEndings: false', () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    harness = await startHarness({ smtp: '  rejectBareLineEndings: false' });
+    harness = await startHarness({ smtp: { rejectBareLineEndings: false } });
     redis = new Redis(harness.redis.url);
   });
   afterAll(async () => {
