@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
 import type { z } from 'zod';
 import { parseConfig } from '../../src/config/load-config.ts';
-import type { GatewayConfig, gatewayConfigSchema } from '../../src/config/schema.ts';
+import type { GatewayConfig, gatewayConfigSchema, WorkspaceConfig } from '../../src/config/schema.ts';
 
 /** The configuration as an operator writes it, before defaults and normalisation. */
 export type ConfigInput = z.input<typeof gatewayConfigSchema>;
@@ -74,4 +74,13 @@ export function testConfigYaml(input: TestConfigInput = {}): string {
  */
 export function testConfig(input: TestConfigInput = {}): GatewayConfig {
   return parseConfig({ text: testConfigYaml(input), env: {}, source: 'testConfig' });
+}
+
+/** One validated workspace (`ws-1`, in@ingest.example unless given), for code that takes one. */
+export function testWorkspace(settings: Partial<WorkspaceInput> = {}): WorkspaceConfig {
+  const [workspace] = testConfig({
+    workspaces: [{ identifier: 'ws-1', ingestEmail: 'in@ingest.example', ...settings }],
+  }).workspaces;
+  if (!workspace) throw new Error('the configuration has no workspace');
+  return workspace;
 }
