@@ -12,6 +12,7 @@ import { LogSink } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { startRedis, type TestRedis } from '../support/redis-server.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
+import type { TestConfigInput } from '../support/test-config.ts';
 
 const rightKey = 'recovery-right-key';
 
@@ -45,14 +46,19 @@ describe('recovery of the running daemon', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  async function writeConfig(name: string, api: string, upload = ''): Promise<string> {
+  /** The prefix is the file's name, so a rewritten file (a reload) keeps its keys. */
+  async function writeConfig(
+    name: string,
+    api: TestConfigInput['api'],
+    upload: TestConfigInput['upload'] = {},
+  ): Promise<string> {
     const path = join(dir, name);
-    await writeDaemonConfig(
-      path,
-      `smtp: {host: 127.0.0.1, port: 0}\nredis: {url: "${redis.url}", prefix: ${name.replace(/\W/g, '')}}\n` +
-        `api: {${api}}\nupload: {attempts: 5, retryBaseDelay: 50${upload}}\nhttp: {host: 127.0.0.1, port: 0}\n` +
-        'workspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
-    );
+    await writeDaemonConfig(path, {
+      redis: { url: redis.url, prefix: name.replace(/\W/g, '') },
+      api,
+      upload: { attempts: 5, retryBaseDelay: 50, ...upload },
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+    });
     return path;
   }
 
@@ -72,7 +78,7 @@ describe('recovery of the running daemon', () => {
     const keyFile = join(dir, 'api-key');
     await writeFile(keyFile, 'recovery-wrong-key\n');
     const url = mockUrl;
-    const configPath = await writeConfig('reload.yaml', `baseUrl: "${url}", apiKeyFile: "${keyFile}"`);
+    const configPath = await writeConfig('reload.yaml', { baseUrl: url, apiKeyFile: keyFile });
     const running = await startDaemon(configPath);
     daemon = running;
 
@@ -88,7 +94,7 @@ describe('recovery of the running daemon', () => {
     running.signal('SIGHUP');
     await running.waitFor((line) => line.includes('configuration not reloaded'));
 
-    await writeConfig('reload.yaml', `baseUrl: "${url}", apiKeyFile: "${keyFile}"`);
+    await writeConfig('reload.yaml', { baseUrl: url, apiKeyFile: keyFile });
     await writeFile(keyFile, `${rightKey}\n`);
     running.signal('SIGHUP');
     await running.waitFor((line) => line.includes('configuration reloaded'));
@@ -106,8 +112,8 @@ describe('recovery of the running daemon', () => {
     mock.enqueueFault({ hang: true, times: 'always' });
     const configPath = await writeConfig(
       'poison.yaml',
-      `baseUrl: "${mockUrl}", apiKey: ${rightKey}, timeout: 60000`,
-      ', stalledAfter: 1000, maxStalls: 1',
+      { baseUrl: mockUrl, apiKey: rightKey, timeout: 60000 },
+      { stalledAfter: 1000, maxStalls: 1 },
     );
     daemon = await startDaemon(configPath, 'all', 'debug');
     const id = await send(daemon.smtpPort, 'poison');
@@ -140,8 +146,8 @@ describe('recovery of the running daemon', () => {
     mock.enqueueFault({ hang: true });
     const configPath = await writeConfig(
       'inflight.yaml',
-      `baseUrl: "${mockUrl}", apiKey: ${rightKey}, timeout: 60000`,
-      ', stalledAfter: 1000, closeTimeout: 1000',
+      { baseUrl: mockUrl, apiKey: rightKey, timeout: 60000 },
+      { stalledAfter: 1000, closeTimeout: 1000 },
     );
     const first = await startDaemon(configPath, 'all', 'debug');
     daemon = first;

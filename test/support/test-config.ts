@@ -46,7 +46,7 @@ let configsMade = 0;
  * interfaces, ports picked by the kernel, a Redis key prefix no other configuration of this
  * process shares, and the mock API. Plain data, so a test can also write it to a file.
  */
-export function testConfigInput(input: TestConfigInput = {}): ConfigInput {
+function testConfigInput(input: TestConfigInput = {}): ConfigInput {
   configsMade += 1;
   return {
     smtp: { host: '127.0.0.1', port: 0, hostname: 'gateway.test', closeTimeout: 5000, ...input.smtp },
@@ -62,18 +62,22 @@ export function testConfigInput(input: TestConfigInput = {}): ConfigInput {
   };
 }
 
-/** The configuration as YAML, for a test of something that reads a file (the daemon, the CLI). */
-export function testConfigYaml(input: TestConfigInput = {}): string {
-  return stringify(testConfigInput(input));
-}
-
 /**
  * The validated, frozen configuration, made by the gateway's own loader (parseConfig), so a
  * mistake in a test's settings fails as a ConfigError listing every problem, as it would for
  * an operator. No environment: the test's settings are all there is.
  */
 export function testConfig(input: TestConfigInput = {}): GatewayConfig {
-  return parseConfig({ text: testConfigYaml(input), env: {}, source: 'testConfig' });
+  return testConfigFile(input).config;
+}
+
+/**
+ * The configuration as the YAML file a process reads (the daemon, the CLI), with the
+ * configuration that file gives, validated before any process is started on it.
+ */
+export function testConfigFile(input: TestConfigInput = {}): { text: string; config: GatewayConfig } {
+  const text = stringify(testConfigInput(input));
+  return { text, config: parseConfig({ text, env: {}, source: 'testConfig' }) };
 }
 
 /** One validated workspace (`ws-1`, in@ingest.example unless given), for code that takes one. */
