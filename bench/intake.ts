@@ -38,7 +38,7 @@ async function deliverAll(daemon: DaemonProcess, messages: Buffer[]): Promise<nu
   await Promise.all(
     Array.from({ length: sessions }, async () => {
       const session = new SmtpSession(daemon.smtpPort);
-      await session.greeting;
+      await session.reply();
       await session.command('EHLO bench.test');
       for (let i = next++; i < messages.length; i = next++) {
         const message = messages[i];

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { clientsClosedAfterEach, type RawSmtpClient } from '../support/raw-smtp-client.ts';
-import { queuedId } from '../support/smtp-session.ts';
+import { clientsClosedAfterEach, queuedId, type SmtpSession } from '../support/smtp-session.ts';
 
 const client = clientsClosedAfterEach();
 
 /** A connection through the load balancer at 127.0.0.1, for the client at `address`. */
-async function proxied(port: number, address: string): Promise<RawSmtpClient> {
+async function proxied(port: number, address: string): Promise<SmtpSession> {
   const session = client(port);
   await session.write(`PROXY TCP4 ${address} 192.0.2.25 40000 25\r\n`);
   return session;

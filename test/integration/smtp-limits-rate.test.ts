@@ -3,8 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/gateway.ts';
 import { apiKey, type Harness, type LogSink, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { clientsClosedAfterEach } from '../support/raw-smtp-client.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
+import { clientsClosedAfterEach, deliver, queuedId } from '../support/smtp-session.ts';
 
 const client = clientsClosedAfterEach();
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { clientsClosedAfterEach } from '../support/raw-smtp-client.ts';
-import { queuedId, SmtpSession } from '../support/smtp-session.ts';
+import { clientsClosedAfterEach, queuedId, SmtpSession } from '../support/smtp-session.ts';
 import { defaultWorkspaces } from '../support/test-config.ts';
 
 /** Every client a test opens, closed after it whatever the test did. */
@@ -88,7 +87,7 @@ describe('SMTP limits', () => {
     // The transaction goes on with the recipients it has.
     const smtp = new SmtpSession(harness.smtpPort);
     try {
-      await smtp.greeting;
+      await smtp.reply();
       await smtp.command('EHLO client.test');
       await smtp.command('MAIL FROM:<ann@acme.example>');
       await smtp.command('RCPT TO:<documents@ingest.test>');
@@ -176,7 +175,7 @@ describe('SMTP limits', () => {
   it('records the real peer even after an XCLIENT attempt', async () => {
     const smtp = new SmtpSession(harness.smtpPort);
     try {
-      await smtp.greeting;
+      await smtp.reply();
       await smtp.command('EHLO client.test');
       await smtp.command('XCLIENT ADDR=203.0.113.9');
       await smtp.command('MAIL FROM:<ann@acme.example>');
