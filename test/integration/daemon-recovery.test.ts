@@ -9,6 +9,7 @@ import { createKeySpace } from '../../src/record/keys.ts';
 import { createMessageLedger } from '../../src/record/message-ledger.ts';
 import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
 import { LogSink } from '../support/gateway-harness.ts';
+import { entrySettled, entryWhen, until } from '../support/http-state.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { startRedis, type TestRedis } from '../support/redis-server.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
@@ -83,8 +84,11 @@ describe('recovery of the running daemon', () => {
     daemon = running;
 
     const id = await send(running.smtpPort, 'held');
-    await running.waitFor((line) => line.includes('API key refused'));
-    const paused = await readyz(running.httpUrl);
+    const paused = await until(
+      'the worker to pause on the refused key',
+      () => readyz(running.httpUrl),
+      ({ body }) => body.worker.includes('refused the API key'),
+    );
     expect(paused.status).toBe(503);
     expect(paused.body.worker).toMatch(/refused the API key \(HTTP 401\)/);
     expect(mock.uploads.filter((upload) => upload.file?.fileName === 'held.pdf')).toHaveLength(0);
@@ -92,16 +96,16 @@ describe('recovery of the running daemon', () => {
     // A broken configuration is refused whole; the running one stays.
     await writeFile(configPath, 'smtp: [not, a, mapping]\n');
     running.signal('SIGHUP');
+    // The refusal is told to the operator in the log, and nowhere else.
     await running.waitFor((line) => line.includes('configuration not reloaded'));
 
     await writeConfig('reload.yaml', { baseUrl: url, apiKeyFile: keyFile });
     await writeFile(keyFile, `${rightKey}\n`);
     running.signal('SIGHUP');
-    await running.waitFor((line) => line.includes('configuration reloaded'));
     const [upload] = await mock.waitForUploads(1);
     expect(upload?.file?.fileName).toBe('held.pdf');
     expect(upload?.authorization).toBe(`Bearer ${rightKey}`);
-    await running.waitFor((line) => line.includes('document uploaded') && line.includes(id));
+    expect((await entrySettled(running.httpUrl, id, 0)).state).toBe('uploaded');
     expect((await readyz(running.httpUrl)).status).toBe(200);
 
     running.signal('SIGTERM');
@@ -117,17 +121,25 @@ describe('recovery of the running daemon', () => {
     );
     daemon = await startDaemon(configPath, 'all', 'debug');
     const id = await send(daemon.smtpPort, 'poison');
-    const jobId = `${id}-0`;
-    // Twice the worker dies in the middle of the job (upload.maxStalls: 1 allows one stall).
+    // Twice the worker dies in the middle of the job (upload.maxStalls: 1 allows one stall):
+    // each process marks the entry uploading anew before its request, which never returns.
+    let before = '';
     for (let kill = 0; kill < 2; kill++) {
       const current = daemon;
-      await current.waitFor((line) => line.includes('"msg":"uploading"') && line.includes(jobId));
+      const taken = await entryWhen(
+        current.httpUrl,
+        id,
+        0,
+        'taken up by this process',
+        ({ state, updatedAt }) => state === 'uploading' && updatedAt !== before,
+      );
+      before = taken.updatedAt;
       current.signal('SIGKILL');
       await current.exited;
       daemon = await startDaemon(configPath, 'all', 'debug');
     }
     const restarted = daemon;
-    await restarted.waitFor((line) => line.includes('upload failed') && line.includes(jobId));
+    expect((await entrySettled(restarted.httpUrl, id, 0)).state).toBe('failed');
 
     const reader = new Redis(redis.url);
     try {
@@ -152,7 +164,7 @@ describe('recovery of the running daemon', () => {
     const first = await startDaemon(configPath, 'all', 'debug');
     daemon = first;
     const id = await send(first.smtpPort, 'inflight');
-    await first.waitFor((line) => line.includes('"msg":"uploading"') && line.includes(`${id}-0`));
+    await entryWhen(first.httpUrl, id, 0, 'uploading', ({ state }) => state === 'uploading');
     const stopping = Date.now();
     first.signal('SIGTERM');
     expect(await first.exited).toBe(0);
@@ -162,7 +174,7 @@ describe('recovery of the running daemon', () => {
 
     const second = await startDaemon(configPath);
     daemon = second;
-    await second.waitFor((line) => line.includes('document uploaded') && line.includes(id));
+    expect((await entrySettled(second.httpUrl, id, 0)).state).toBe('uploaded');
     expect(mock.uploads.filter((upload) => upload.file?.fileName === 'inflight.pdf')).toHaveLength(1);
     second.signal('SIGTERM');
     expect(await second.exited).toBe(0);
