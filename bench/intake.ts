@@ -38,7 +38,7 @@ async function deliverAll(daemon: DaemonProcess, messages: Buffer[]): Promise<nu
   await Promise.all(
     Array.from({ length: sessions }, async () => {
       const session = new SmtpSession(daemon.smtpPort);
-      await session.greeting;
+      await session.reply();
       await session.command('EHLO bench.test');
       for (let i = next++; i < messages.length; i = next++) {
         const message = messages[i];
@@ -59,12 +59,12 @@ async function main(): Promise<void> {
   const redis = await startRedis({ config: { appendonly: 'yes', appendfsync: 'everysec' } });
   const dir = await mkdtemp(join(tmpdir(), 'bench-'));
   const configPath = join(dir, 'gateway.yaml');
-  await writeDaemonConfig(
-    configPath,
-    `smtp: {host: 127.0.0.1, port: 0, maxMessageSize: 52428800}\nredis: {url: "${redis.url}", prefix: bench}\n` +
-      'api: {mock: true}\nhttp: {host: 127.0.0.1, port: 0}\nlog: {level: warn}\n' +
-      'workspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
-  );
+  await writeDaemonConfig(configPath, {
+    smtp: { maxMessageSize: 52428800 },
+    redis: { url: redis.url, prefix: 'bench' },
+    log: { level: 'warn' },
+    workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+  });
   // Info level: the harness waits for the daemon's "ready" line.
   const daemon = await startDaemon(configPath, 'smtp', 'info');
   const pid = daemon.pid;

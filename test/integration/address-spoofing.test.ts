@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
+import type { WorkspaceInput } from '../support/test-config.ts';
 
 /**
  * Issue 4 §2, end to end: From headers that try to pass for an allowed sender, sent through
@@ -12,14 +13,10 @@ import { deliver, queuedId } from '../support/smtp-session.ts';
  * the MIME walk hands the header over as written and the intake applies the verdict.
  */
 
-const workspaces = `
-  - identifier: ws-acme
-    ingestEmail: acme@ingest.test
-    whitelistIngestAddresses: ["*@acme.example"]
-  - identifier: ws-idn
-    ingestEmail: idn@ingest.test
-    whitelistIngestAddresses: ["*@bücher.example"]
-`;
+const workspaces: WorkspaceInput[] = [
+  { identifier: 'ws-acme', ingestEmail: 'acme@ingest.test', whitelistIngestAddresses: ['*@acme.example'] },
+  { identifier: 'ws-idn', ingestEmail: 'idn@ingest.test', whitelistIngestAddresses: ['*@bücher.example'] },
+];
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

@@ -17,15 +17,20 @@ describe('attachments end to end', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      smtp: '  maxAttachments: 20',
-      workspaces: `  - identifier: ws-open
-    ingestEmail: documents@ingest.test
-  - identifier: ws-acme
-    ingestEmail: invoices@ingest.test
-    whitelistIngestAddresses: ["*@acme.example", "ap@partner.example"]
-  - identifier: ws-ledger
-    ingestEmail: ledger@ingest.test
-    whitelistIngestAddresses: ["ap@partner.example", "*@acme.example"]`,
+      smtp: { maxAttachments: 20 },
+      workspaces: [
+        { identifier: 'ws-open', ingestEmail: 'documents@ingest.test' },
+        {
+          identifier: 'ws-acme',
+          ingestEmail: 'invoices@ingest.test',
+          whitelistIngestAddresses: ['*@acme.example', 'ap@partner.example'],
+        },
+        {
+          identifier: 'ws-ledger',
+          ingestEmail: 'ledger@ingest.test',
+          whitelistIngestAddresses: ['ap@partner.example', '*@acme.example'],
+        },
+      ],
     });
   });
   afterAll(async () => harness?.close());

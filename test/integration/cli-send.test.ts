@@ -8,6 +8,7 @@ import { type TestCertificate, testCertificate } from '../fixtures/tls/test-cert
 import { runCli } from '../support/cli-process.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { uniquePdf } from '../support/messages.ts';
+import type { WorkspaceInput } from '../support/test-config.ts';
 
 /**
  * `ingest-gateway send` through the real binary against a real gateway (Redis, the mock API):
@@ -17,14 +18,11 @@ import { uniquePdf } from '../support/messages.ts';
 
 const HTTP_TOKEN = 'cli-send-http-token-3c9e71';
 
-const workspaces = `
-  - identifier: ws-open
-    ingestEmail: documents@ingest.test
-  - identifier: ws-copies
-    ingestEmail: copies@ingest.test
-  - identifier: ws-archive
-    ingestEmail: archive@ingest.test
-`;
+const workspaces: WorkspaceInput[] = [
+  { identifier: 'ws-open', ingestEmail: 'documents@ingest.test' },
+  { identifier: 'ws-copies', ingestEmail: 'copies@ingest.test' },
+  { identifier: 'ws-archive', ingestEmail: 'archive@ingest.test' },
+];
 
 let directory: string;
 beforeAll(async () => {
@@ -51,7 +49,7 @@ describe('ingest-gateway send', () => {
   let server: string;
 
   beforeAll(async () => {
-    harness = await startHarness({ workspaces, http: `  host: 127.0.0.1\n  token: ${HTTP_TOKEN}` });
+    harness = await startHarness({ workspaces, http: { token: HTTP_TOKEN } });
     server = `127.0.0.1:${harness.smtpPort}`;
   });
   afterAll(async () => {
@@ -213,12 +211,7 @@ describe('ingest-gateway send --tls', () => {
   beforeAll(async () => {
     certificate = await testCertificate();
     harness = await startHarness({
-      smtp: [
-        '  tls:',
-        `    key: ${certificate.keyPath}`,
-        `    cert: ${certificate.certPath}`,
-        '  requireTls: true',
-      ].join('\n'),
+      smtp: { tls: { key: certificate.keyPath, cert: certificate.certPath }, requireTls: true },
     });
     const pdf = await file('tls.pdf', uniquePdf('send-tls'));
     args = ['send', '--server', `127.0.0.1:${harness.smtpPort}`, '--from', 'a@example.org'];

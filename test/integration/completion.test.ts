@@ -34,24 +34,31 @@ describe('completion tracking', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      workspaces: `
-  - identifier: ws-track
-    ingestEmail: track@ingest.test
-    trackCompletion: {firstDelay: 100, maxDelay: 400}
-  - identifier: ws-track-snake
-    ingestEmail: snake@ingest.test
-    upload: {snake_case: true}
-    trackCompletion: {firstDelay: 100}
-  - identifier: ws-track-short
-    ingestEmail: short@ingest.test
-    trackCompletion: {firstDelay: 100, maxDelay: 100, maxPolls: 2}
-  - identifier: ws-track-wait
-    ingestEmail: wait@ingest.test
-    upload: {wait: true}
-    trackCompletion: true
-  - identifier: ws-plain
-    ingestEmail: plain@ingest.test
-`,
+      workspaces: [
+        {
+          identifier: 'ws-track',
+          ingestEmail: 'track@ingest.test',
+          trackCompletion: { firstDelay: 100, maxDelay: 400 },
+        },
+        {
+          identifier: 'ws-track-snake',
+          ingestEmail: 'snake@ingest.test',
+          upload: { snake_case: true },
+          trackCompletion: { firstDelay: 100 },
+        },
+        {
+          identifier: 'ws-track-short',
+          ingestEmail: 'short@ingest.test',
+          trackCompletion: { firstDelay: 100, maxDelay: 100, maxPolls: 2 },
+        },
+        {
+          identifier: 'ws-track-wait',
+          ingestEmail: 'wait@ingest.test',
+          upload: { wait: true },
+          trackCompletion: true,
+        },
+        { identifier: 'ws-plain', ingestEmail: 'plain@ingest.test' },
+      ],
     });
   });
   afterAll(async () => harness?.close());

@@ -9,9 +9,11 @@ import { createKeySpace } from '../../src/record/keys.ts';
 import { createMessageLedger } from '../../src/record/message-ledger.ts';
 import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
 import { LogSink } from '../support/gateway-harness.ts';
+import { entrySettled, entryWhen, until } from '../support/http-state.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { startRedis, type TestRedis } from '../support/redis-server.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
+import type { TestConfigInput } from '../support/test-config.ts';
 
 const rightKey = 'recovery-right-key';
 
@@ -45,14 +47,19 @@ describe('recovery of the running daemon', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  async function writeConfig(name: string, api: string, upload = ''): Promise<string> {
+  /** The prefix is the file's name, so a rewritten file (a reload) keeps its keys. */
+  async function writeConfig(
+    name: string,
+    api: TestConfigInput['api'],
+    upload: TestConfigInput['upload'] = {},
+  ): Promise<string> {
     const path = join(dir, name);
-    await writeDaemonConfig(
-      path,
-      `smtp: {host: 127.0.0.1, port: 0}\nredis: {url: "${redis.url}", prefix: ${name.replace(/\W/g, '')}}\n` +
-        `api: {${api}}\nupload: {attempts: 5, retryBaseDelay: 50${upload}}\nhttp: {host: 127.0.0.1, port: 0}\n` +
-        'workspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
-    );
+    await writeDaemonConfig(path, {
+      redis: { url: redis.url, prefix: name.replace(/\W/g, '') },
+      api,
+      upload: { attempts: 5, retryBaseDelay: 50, ...upload },
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+    });
     return path;
   }
 
@@ -72,13 +79,16 @@ describe('recovery of the running daemon', () => {
     const keyFile = join(dir, 'api-key');
     await writeFile(keyFile, 'recovery-wrong-key\n');
     const url = mockUrl;
-    const configPath = await writeConfig('reload.yaml', `baseUrl: "${url}", apiKeyFile: "${keyFile}"`);
+    const configPath = await writeConfig('reload.yaml', { baseUrl: url, apiKeyFile: keyFile });
     const running = await startDaemon(configPath);
     daemon = running;
 
     const id = await send(running.smtpPort, 'held');
-    await running.waitFor((line) => line.includes('API key refused'));
-    const paused = await readyz(running.httpUrl);
+    const paused = await until(
+      'the worker to pause on the refused key',
+      () => readyz(running.httpUrl),
+      ({ body }) => body.worker.includes('refused the API key'),
+    );
     expect(paused.status).toBe(503);
     expect(paused.body.worker).toMatch(/refused the API key \(HTTP 401\)/);
     expect(mock.uploads.filter((upload) => upload.file?.fileName === 'held.pdf')).toHaveLength(0);
@@ -86,16 +96,16 @@ describe('recovery of the running daemon', () => {
     // A broken configuration is refused whole; the running one stays.
     await writeFile(configPath, 'smtp: [not, a, mapping]\n');
     running.signal('SIGHUP');
+    // The refusal is told to the operator in the log, and nowhere else.
     await running.waitFor((line) => line.includes('configuration not reloaded'));
 
-    await writeConfig('reload.yaml', `baseUrl: "${url}", apiKeyFile: "${keyFile}"`);
+    await writeConfig('reload.yaml', { baseUrl: url, apiKeyFile: keyFile });
     await writeFile(keyFile, `${rightKey}\n`);
     running.signal('SIGHUP');
-    await running.waitFor((line) => line.includes('configuration reloaded'));
     const [upload] = await mock.waitForUploads(1);
     expect(upload?.file?.fileName).toBe('held.pdf');
     expect(upload?.authorization).toBe(`Bearer ${rightKey}`);
-    await running.waitFor((line) => line.includes('document uploaded') && line.includes(id));
+    expect((await entrySettled(running.httpUrl, id, 0)).state).toBe('uploaded');
     expect((await readyz(running.httpUrl)).status).toBe(200);
 
     running.signal('SIGTERM');
@@ -106,22 +116,30 @@ describe('recovery of the running daemon', () => {
     mock.enqueueFault({ hang: true, times: 'always' });
     const configPath = await writeConfig(
       'poison.yaml',
-      `baseUrl: "${mockUrl}", apiKey: ${rightKey}, timeout: 60000`,
-      ', stalledAfter: 1000, maxStalls: 1',
+      { baseUrl: mockUrl, apiKey: rightKey, timeout: 60000 },
+      { stalledAfter: 1000, maxStalls: 1 },
     );
     daemon = await startDaemon(configPath, 'all', 'debug');
     const id = await send(daemon.smtpPort, 'poison');
-    const jobId = `${id}-0`;
-    // Twice the worker dies in the middle of the job (upload.maxStalls: 1 allows one stall).
+    // Twice the worker dies in the middle of the job (upload.maxStalls: 1 allows one stall):
+    // each process marks the entry uploading anew before its request, which never returns.
+    let before = '';
     for (let kill = 0; kill < 2; kill++) {
       const current = daemon;
-      await current.waitFor((line) => line.includes('"msg":"uploading"') && line.includes(jobId));
+      const taken = await entryWhen(
+        current.httpUrl,
+        id,
+        0,
+        'taken up by this process',
+        ({ state, updatedAt }) => state === 'uploading' && updatedAt !== before,
+      );
+      before = taken.updatedAt;
       current.signal('SIGKILL');
       await current.exited;
       daemon = await startDaemon(configPath, 'all', 'debug');
     }
     const restarted = daemon;
-    await restarted.waitFor((line) => line.includes('upload failed') && line.includes(jobId));
+    expect((await entrySettled(restarted.httpUrl, id, 0)).state).toBe('failed');
 
     const reader = new Redis(redis.url);
     try {
@@ -140,13 +158,13 @@ describe('recovery of the running daemon', () => {
     mock.enqueueFault({ hang: true });
     const configPath = await writeConfig(
       'inflight.yaml',
-      `baseUrl: "${mockUrl}", apiKey: ${rightKey}, timeout: 60000`,
-      ', stalledAfter: 1000, closeTimeout: 1000',
+      { baseUrl: mockUrl, apiKey: rightKey, timeout: 60000 },
+      { stalledAfter: 1000, closeTimeout: 1000 },
     );
     const first = await startDaemon(configPath, 'all', 'debug');
     daemon = first;
     const id = await send(first.smtpPort, 'inflight');
-    await first.waitFor((line) => line.includes('"msg":"uploading"') && line.includes(`${id}-0`));
+    await entryWhen(first.httpUrl, id, 0, 'uploading', ({ state }) => state === 'uploading');
     const stopping = Date.now();
     first.signal('SIGTERM');
     expect(await first.exited).toBe(0);
@@ -156,7 +174,7 @@ describe('recovery of the running daemon', () => {
 
     const second = await startDaemon(configPath);
     daemon = second;
-    await second.waitFor((line) => line.includes('document uploaded') && line.includes(id));
+    expect((await entrySettled(second.httpUrl, id, 0)).state).toBe('uploaded');
     expect(mock.uploads.filter((upload) => upload.file?.fileName === 'inflight.pdf')).toHaveLength(1);
     second.signal('SIGTERM');
     expect(await second.exited).toBe(0);

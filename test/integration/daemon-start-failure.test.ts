@@ -22,11 +22,11 @@ describe('a daemon that cannot start', () => {
 
   it('exits 1 with the reason after the in-process mock API it started is closed', async () => {
     const configPath = join(dir, 'evicting.yaml');
-    await writeDaemonConfig(
-      configPath,
-      `smtp: {host: 127.0.0.1, port: 0}\nredis: {url: "${redis.url}"}\napi: {mock: true}\n` +
-        'http: {host: 127.0.0.1, port: 0}\nworkspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
-    );
+    await writeDaemonConfig(configPath, {
+      redis: { url: redis.url },
+      api: { mock: true },
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+    });
     const failure = await startDaemon(configPath, 'all', 'debug').then(
       () => new Error('the daemon started'),
       (err: unknown) => err as Error,

@@ -28,7 +28,7 @@ describe('durability and retention', () => {
   it('starts on such a Redis when eviction is explicitly allowed, and says so in /readyz', async () => {
     const harness = await startHarness({
       redisServer: { 'maxmemory-policy': 'allkeys-lru' },
-      redisYaml: '  allowEviction: true',
+      redis: { allowEviction: true },
     });
     try {
       const readiness = await readyz(harness.httpUrl);
@@ -44,7 +44,7 @@ describe('durability and retention', () => {
   it('reports AOF everysec and, on a Redis without WAITAOF, that 250 does not wait for an fsync', async () => {
     const harness = await startHarness({
       redisServer: { appendonly: 'yes', appendfsync: 'everysec' },
-      redisYaml: '  waitAof: true',
+      redis: { waitAof: true },
     });
     try {
       const { durability } = await readyz(harness.httpUrl);
@@ -67,7 +67,7 @@ describe('durability and retention', () => {
   });
 
   it('gives every key of an accepted message the configured retention', async () => {
-    const harness = await startHarness({ extraYaml: 'retention:\n  messages: 7200' });
+    const harness = await startHarness({ retention: { messages: 7200 } });
     const redis = new Redis(harness.redis.url);
     try {
       const message = await composeMessage({

@@ -13,15 +13,15 @@ describe('exactly once across a lost answer', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      attempts: 5,
-      workspaces: `
-  - identifier: ws-open
-    ingestEmail: documents@ingest.test
-  - identifier: ws-loose
-    ingestEmail: loose@ingest.test
-    upload:
-      customIdentifier: "{messageId}"
-`,
+      upload: { attempts: 5 },
+      workspaces: [
+        { identifier: 'ws-open', ingestEmail: 'documents@ingest.test' },
+        {
+          identifier: 'ws-loose',
+          ingestEmail: 'loose@ingest.test',
+          upload: { customIdentifier: '{messageId}' },
+        },
+      ],
     });
   });
   afterAll(async () => harness?.close());

@@ -11,6 +11,7 @@ import { runCli } from '../support/cli-process.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
+import { testConfigFile } from '../support/test-config.ts';
 
 const run = promisify(execFile);
 
@@ -20,7 +21,7 @@ describe('failed uploads', () => {
   let admin: ReturnType<typeof openFailedUploads>;
 
   beforeAll(async () => {
-    harness = await startHarness({ attempts: 2 });
+    harness = await startHarness({ upload: { attempts: 2 } });
     admin = openFailedUploads(harness.config, harness.redis.url, harness.logger);
   });
   afterAll(async () => {
@@ -96,8 +97,10 @@ describe('failed uploads', () => {
       const configPath = join(dir, 'gateway.yaml');
       await writeFile(
         configPath,
-        `redis:\n  url: ${harness.redis.url}\n  prefix: ${harness.config.redis.prefix}\napi:\n  mock: true\n` +
-          'workspaces:\n  - identifier: ws-open\n    ingestEmail: documents@ingest.test\n',
+        testConfigFile({
+          redis: { url: harness.redis.url, prefix: harness.config.redis.prefix },
+          workspaces: [{ identifier: 'ws-open', ingestEmail: 'documents@ingest.test' }],
+        }).text,
       );
       const { stdout } = await run(process.execPath, [
         'src/cli.ts',

@@ -66,21 +66,14 @@ describe('fault injection', () => {
     const dir = await mkdtemp(join(tmpdir(), 'fault-suite-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const configPath = join(dir, 'gateway.yaml');
-    await writeDaemonConfig(
-      configPath,
-      [
-        'smtp: {host: 127.0.0.1, port: 0, closeTimeout: 3000}',
-        `redis: {url: "${redis.url}", prefix: faults}`,
-        `api: {baseUrl: "${url}", apiKey: ${apiKey}, timeout: 2000}`,
-        // Short backoff and stall detection keep the run to seconds; the logic is the production one.
-        'upload: {concurrency: 4, attempts: 40, retryBaseDelay: 50, retryMaxDelay: 1000, stalledAfter: 2000}',
-        'http: {host: 127.0.0.1, port: 0}',
-        'workspaces:',
-        '  - identifier: ws',
-        '    ingestEmail: documents@ingest.test',
-        '',
-      ].join('\n'),
-    );
+    const config = await writeDaemonConfig(configPath, {
+      smtp: { closeTimeout: 3000 },
+      redis: { url: redis.url },
+      api: { baseUrl: url, apiKey, timeout: 2000 },
+      // Short backoff and stall detection keep the run to seconds; the logic is the production one.
+      upload: { concurrency: 4, attempts: 40, retryBaseDelay: 50, retryMaxDelay: 1000, stalledAfter: 2000 },
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+    });
 
     // The plan: each message has one to three distinct PDFs, named for the message and part.
     const plan = Array.from({ length: messageCount }, (_, i) =>
@@ -180,7 +173,7 @@ describe('fault injection', () => {
     // Every accepted attachment arrives: the mock's own count is the judge. A run that does
     // not get there within a coarse bound says what is missing and where it stands.
     const expected = plan.reduce((sum, files) => sum + files.length, 0);
-    const keys = createKeySpace('faults');
+    const keys = createKeySpace(config.redis.prefix);
     const reader = new Redis(redis.url);
     cleanups.push(async () => reader.disconnect());
     const queue = new Queue(uploadQueueName, { connection: reader, prefix: keys.queuePrefix });

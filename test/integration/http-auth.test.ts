@@ -16,7 +16,7 @@ describe('HTTP API token', () => {
   let documentIdentifier: string;
 
   beforeAll(async () => {
-    harness = await startHarness({ http: `  host: 0.0.0.0\n  token: ${token}` });
+    harness = await startHarness({ http: { host: '0.0.0.0', token } });
     base = harness.httpUrl.replace('0.0.0.0', '127.0.0.1');
     const message = await composeMessage({
       from: 'Ann <ann@acme.example>',
@@ -103,7 +103,7 @@ describe('HTTP API on loopback without a token', () => {
   let harness: Harness;
 
   beforeAll(async () => {
-    harness = await startHarness({ http: '' });
+    harness = await startHarness({ http: { host: undefined } });
   });
   afterAll(async () => harness?.close());
 

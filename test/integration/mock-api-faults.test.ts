@@ -1,8 +1,8 @@
-import { Writable } from 'node:stream';
 import { Client } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { getJson, until } from '../support/http-state.ts';
 import { asDocument, call, uploadForm } from '../support/mock-api-requests.ts';
 import { pdfWithPages } from '../support/pdf-document.ts';
 
@@ -10,28 +10,6 @@ import { pdfWithPages } from '../support/pdf-document.ts';
 
 const API_KEY = 'faults-test-key';
 const AUTH = { authorization: `Bearer ${API_KEY}` };
-
-/** The mock's log lines, and a promise for the first line with a given message. */
-class LogLines extends Writable {
-  private readonly lines: Array<{ msg?: string }> = [];
-  private readonly waits = new Set<{ msg: string; resolve: () => void }>();
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
-    for (const text of chunk.toString().split('\n').filter(Boolean)) {
-      const line = JSON.parse(text) as { msg?: string };
-      this.lines.push(line);
-      for (const wait of [...this.waits]) {
-        if (line.msg !== wait.msg) continue;
-        this.waits.delete(wait);
-        wait.resolve();
-      }
-    }
-    callback();
-  }
-  logged(msg: string): Promise<void> {
-    if (this.lines.some((line) => line.msg === msg)) return Promise.resolve();
-    return new Promise((resolve) => this.waits.add({ msg, resolve }));
-  }
-}
 
 /**
  * What a client sees when the connection goes away under it: undici's socket error, or the
@@ -42,11 +20,9 @@ const socketError = { code: expect.stringMatching(/^(UND_ERR_SOCKET|EPIPE|ECONNR
 let mock: MockApi;
 let url: string;
 let client: Client;
-let logs: LogLines;
 
 beforeEach(async () => {
-  logs = new LogLines();
-  mock = createMockApi({ apiKey: API_KEY, logger: createLogger({ level: 'debug', destination: logs }) });
+  mock = createMockApi({ apiKey: API_KEY, logger: createLogger({ level: 'silent' }) });
   ({ url } = await mock.start({ host: '127.0.0.1', port: 0 }));
   client = new Client(url);
 });
@@ -184,7 +160,12 @@ describe('hangs and latency', () => {
   it('releases a hung request on close()', async () => {
     mock.enqueueFault({ hang: true });
     const hanging = upload();
-    await logs.logged('mock API leaves a request unanswered (injected fault)');
+    // The request has taken the fault, so it is the one left unanswered.
+    await until(
+      'the hang fault to be taken',
+      () => getJson<{ faults: unknown[] }>(`${url}/_mock/faults`),
+      ({ body }) => body?.faults.length === 0,
+    );
     await mock.close();
     await expect(hanging).rejects.toMatchObject(socketError);
   });

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load-config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
 import {
@@ -12,6 +11,7 @@ import {
   type WorkspaceSeed,
   workspaceSeedsFromConfig,
 } from '../../src/mock-api/workspace-seed.ts';
+import { testConfig } from '../support/test-config.ts';
 
 const API_KEY = 'mock-workspaces-key';
 const AUTH = { authorization: `Bearer ${API_KEY}` };
@@ -475,19 +475,16 @@ describe('seeds', () => {
   });
 
   it('from a gateway configuration: its ingest address and allow-list, plausible defaults for the rest', async () => {
-    const config = parseConfig({
-      source: 'inline',
-      env: {},
-      text: `api: {mock: true}
-workspaces:
-  - identifier: ws-a
-    ingestEmail: Docs@Ingest.Example
-    whitelistIngestAddresses: ["*@acme.example"]
-  - identifier: ws-b
-    ingestEmail: other@ingest.example
-  - identifier: ws-a
-    ingestEmail: second-address@ingest.example
-`,
+    const config = testConfig({
+      workspaces: [
+        {
+          identifier: 'ws-a',
+          ingestEmail: 'Docs@Ingest.Example',
+          whitelistIngestAddresses: ['*@acme.example'],
+        },
+        { identifier: 'ws-b', ingestEmail: 'other@ingest.example' },
+        { identifier: 'ws-a', ingestEmail: 'second-address@ingest.example' },
+      ],
     });
     await client.close();
     await mock.close();

@@ -8,6 +8,7 @@ import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.
 import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
 import { LogSink } from '../support/gateway-harness.ts';
 import { startRedis, type TestRedis } from '../support/redis-server.ts';
+import type { TestConfigInput } from '../support/test-config.ts';
 
 const recorder = fileURLToPath(new URL('../support/record-loaded-modules.ts', import.meta.url));
 const apiKey = 'loading-test-key';
@@ -44,14 +45,14 @@ describe('which modules the daemon loads', () => {
   });
 
   /** Starts the daemon with this `api:` section, stops it, and returns the src/ files it loaded. */
-  async function loadedSourceFiles(name: string, api: string): Promise<string[]> {
+  async function loadedSourceFiles(name: string, api: TestConfigInput['api']): Promise<string[]> {
     const configPath = join(dir, `${name}.yaml`);
     const listPath = join(dir, `${name}.modules`);
-    await writeDaemonConfig(
-      configPath,
-      `smtp: {host: 127.0.0.1, port: 0}\nredis: {url: "${redis.url}", prefix: ${name}}\napi: {${api}}\n` +
-        'http: {host: 127.0.0.1, port: 0}\nworkspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
-    );
+    await writeDaemonConfig(configPath, {
+      redis: { url: redis.url },
+      api,
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+    });
     const running = await startDaemon(configPath, 'all', 'info', {
       NODE_OPTIONS: `--import ${recorder}`,
       LOADED_MODULES_FILE: listPath,
@@ -64,14 +65,14 @@ describe('which modules the daemon loads', () => {
   }
 
   it('does not load the mock API when it uploads to the configured service', async () => {
-    const files = await loadedSourceFiles('service', `baseUrl: "${upstreamUrl}", apiKey: ${apiKey}`);
+    const files = await loadedSourceFiles('service', { baseUrl: upstreamUrl, apiKey });
     // The hook saw the daemon's own modules: the list is not empty for another reason.
     expect(files).toEqual(expect.arrayContaining(['src/main.ts', 'src/gateway.ts', 'src/cli.ts']));
     expect(files.filter((file) => file.startsWith('src/mock-api/'))).toEqual([]);
   }, 30_000);
 
   it('loads the mock API in mock mode', async () => {
-    const files = await loadedSourceFiles('mock', 'mock: true');
+    const files = await loadedSourceFiles('mock', { mock: true });
     expect(files).toContain('src/mock-api/create-mock-api.ts');
   }, 30_000);
 });

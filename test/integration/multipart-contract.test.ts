@@ -1,11 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import busboy from 'busboy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load-config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createParsingApiClient, type ParsingApiClient } from '../../src/parsing-api/parsing-api-client.ts';
 import { classifyResponse } from '../../src/uploader/classify-response.ts';
 import { uploadFields, uploadQuery } from '../../src/uploader/upload-fields.ts';
+import { testWorkspace } from '../support/test-config.ts';
 
 /**
  * The contract with the parsing service, checked on the bytes: the exact request the
@@ -88,39 +88,34 @@ function parseMultipart(request: CapturedRequest): Promise<ParsedPart[]> {
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
 
-const workspace = (() => {
-  const config = parseConfig({
-    source: 'contract',
-    env: {},
-    text: `api:
-  mock: true
-workspaces:
-  - identifier: ws-contract
-    ingestEmail: contract@ingest.test
-    upload:
-      collection: col-1
-      documentType: doc-type-1
-      wait: true
-      customIdentifier: "{queueId}-{attachmentIndex}"
-      expiryTime: 12h
-      language: de
-      rejectDuplicates: true
-      regionBias: {country: vn, countries: [vn, la], squareCoordinates: [1.5, 2, 3, 4.25], strict: false}
-      lowPriority: false
-      compact: true
-      deleteAfterParse: true
-      enableValidationTool: false
-      useOcr: false
-      llmHint: "Amounts in EUR; dates are DD.MM.YYYY"
-      limitToExamples: [ex-a, ex-b, ex-c]
-      warningMessages: [{warningCode: check_total, warningDetail: Totals differ}]
-      snake_case: true
-`,
-  });
-  const [first] = config.workspaces;
-  if (!first) throw new Error('no workspace');
-  return first;
-})();
+const workspace = testWorkspace({
+  identifier: 'ws-contract',
+  ingestEmail: 'contract@ingest.test',
+  upload: {
+    collection: 'col-1',
+    documentType: 'doc-type-1',
+    wait: true,
+    customIdentifier: '{queueId}-{attachmentIndex}',
+    expiryTime: '12h',
+    language: 'de',
+    rejectDuplicates: true,
+    regionBias: {
+      country: 'vn',
+      countries: ['vn', 'la'],
+      squareCoordinates: [1.5, 2, 3, 4.25],
+      strict: false,
+    },
+    lowPriority: false,
+    compact: true,
+    deleteAfterParse: true,
+    enableValidationTool: false,
+    useOcr: false,
+    llmHint: 'Amounts in EUR; dates are DD.MM.YYYY',
+    limitToExamples: ['ex-a', 'ex-b', 'ex-c'],
+    warningMessages: [{ warningCode: 'check_total', warningDetail: 'Totals differ' }],
+    snake_case: true,
+  },
+});
 
 describe('the multipart request on the wire', () => {
   let server: Server;

@@ -13,7 +13,7 @@ describe('real-world mail end to end', () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    harness = await startHarness({ smtp: '  maxPartSize: 1000000' });
+    harness = await startHarness({ smtp: { maxPartSize: 1_000_000 } });
     redis = new Redis(harness.redis.url, { lazyConnect: true });
     await redis.connect();
   });

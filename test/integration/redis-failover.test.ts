@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load-config.ts';
 import { type Gateway, startGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
@@ -12,6 +11,7 @@ import { freeLoopbackPort, spawnRedisServer, stopRedisServer } from '../../src/q
 import { LogSink } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { deliver, type Reply } from '../support/smtp-session.ts';
+import { testConfig } from '../support/test-config.ts';
 
 const apiKey = 'failover-key';
 
@@ -80,14 +80,11 @@ describe('Redis failover through Sentinel', () => {
     const logger = createLogger({ level: 'warn', destination: new LogSink() });
     mock = createMockApi({ apiKey, logger });
     const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
-    const config = parseConfig({
-      source: 'test',
-      env: {},
-      text:
-        `smtp: {host: 127.0.0.1, port: 0}\nredis:\n  url: redis://127.0.0.1:${masterPort}\n` +
-        `  sentinels: ["127.0.0.1:${sentinelPort}"]\n  prefix: failover\n` +
-        `api: {baseUrl: "${url}", apiKey: ${apiKey}}\nupload: {retryBaseDelay: 50}\nhttp: {host: 127.0.0.1, port: 0}\n` +
-        'workspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
+    const config = testConfig({
+      redis: { url: `redis://127.0.0.1:${masterPort}`, sentinels: [`127.0.0.1:${sentinelPort}`] },
+      api: { baseUrl: url, apiKey },
+      upload: { retryBaseDelay: 50 },
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
     });
     gateway = await startGateway({
       config,

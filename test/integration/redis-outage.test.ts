@@ -17,7 +17,7 @@ describe('Redis outage', () => {
       attachments: [{ filename: 'outage.pdf', content: uniquePdf('outage') }],
     });
     const session = new SmtpSession(harness.smtpPort);
-    await session.greeting;
+    await session.reply();
     await session.command('EHLO client.test');
     await session.command('MAIL FROM:<ann@acme.example>');
     expect((await session.command('RCPT TO:<documents@ingest.test>')).code).toBe(250);

@@ -5,6 +5,7 @@ import { createFakeDns, type FakeDns } from '../support/dns-fake.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
+import type { WorkspaceInput } from '../support/test-config.ts';
 
 /**
  * Sender authentication end to end: real SMTP from 127.0.0.1, mailauth checking SPF, DKIM,
@@ -12,19 +13,21 @@ import { deliver, queuedId } from '../support/smtp-session.ts';
  * for its exact reply and for nothing having reached the parsing API.
  */
 
-const workspaces = `
-  - identifier: ws-aligned
-    ingestEmail: aligned@ingest.test
-    whitelistIngestAddresses: ["*@acme.example"]
-    senderAuthentication: aligned
-  - identifier: ws-dmarc
-    ingestEmail: dmarc@ingest.test
-    whitelistIngestAddresses: ["*@policy.example"]
-    senderAuthentication: dmarc
-  - identifier: ws-off
-    ingestEmail: off@ingest.test
-    whitelistIngestAddresses: ["*@acme.example"]
-`;
+const workspaces: WorkspaceInput[] = [
+  {
+    identifier: 'ws-aligned',
+    ingestEmail: 'aligned@ingest.test',
+    whitelistIngestAddresses: ['*@acme.example'],
+    senderAuthentication: 'aligned',
+  },
+  {
+    identifier: 'ws-dmarc',
+    ingestEmail: 'dmarc@ingest.test',
+    whitelistIngestAddresses: ['*@policy.example'],
+    senderAuthentication: 'dmarc',
+  },
+  { identifier: 'ws-off', ingestEmail: 'off@ingest.test', whitelistIngestAddresses: ['*@acme.example'] },
+];
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -61,7 +64,7 @@ describe('sender authentication', () => {
     evil = createSigningKey(dns, 'evil.test', 'arc', 'ed25519');
     harness = await startHarness({
       workspaces,
-      extraYaml: 'auth:\n  trustedArcSealers: [lists.example, LISTS.example.]\n',
+      auth: { trustedArcSealers: ['lists.example', 'LISTS.example.'] },
       resolver: dns.resolver,
     });
   });

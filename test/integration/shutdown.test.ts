@@ -21,24 +21,24 @@ describe('shutdown', () => {
     const half = Math.floor(message.length / 2);
 
     const idle = new SmtpSession(harness.smtpPort);
-    await idle.greeting;
+    await idle.reply();
     await idle.command('EHLO idle.test');
 
     const sending = new SmtpSession(harness.smtpPort);
-    await sending.greeting;
+    await sending.reply();
     await sending.command('EHLO busy.test');
     await sending.command('MAIL FROM:<ann@acme.example>');
     await sending.command('RCPT TO:<documents@ingest.test>');
     expect((await sending.command('DATA')).code).toBe(354);
-    sending.write(message.slice(0, half).replace(/\r?\n/g, '\r\n'));
+    await sending.write(message.slice(0, half).replace(/\r?\n/g, '\r\n'));
 
     const closed = harness.gateway.close();
 
     const late = new SmtpSession(harness.smtpPort);
-    expect((await late.greeting).text).toMatch(/^421 4\.3\.2 /);
+    expect((await late.reply()).text).toMatch(/^421 4\.3\.2 /);
     expect((await idle.command('MAIL FROM:<ann@acme.example>')).text).toMatch(/^421 4\.3\.2 /);
 
-    sending.write(message.slice(half).replace(/\r?\n/g, '\r\n'));
+    await sending.write(message.slice(half).replace(/\r?\n/g, '\r\n'));
     const reply = await sending.endData();
     expect(reply.text).toMatch(/^250 2\.0\.0 queued as /);
     await closed;

@@ -30,12 +30,12 @@ describe('SIGTERM under load', () => {
     const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
     dir = await mkdtemp(join(tmpdir(), 'sigterm-'));
     configPath = join(dir, 'gateway.yaml');
-    await writeDaemonConfig(
-      configPath,
-      `smtp:\n  host: 127.0.0.1\n  port: 0\n  closeTimeout: 10000\nredis:\n  url: ${redis.url}\n  prefix: sigterm\n` +
-        `api:\n  baseUrl: ${url}\n  apiKey: ${apiKey}\nhttp:\n  host: 127.0.0.1\n  port: 0\n` +
-        'workspaces:\n  - identifier: ws\n    ingestEmail: documents@ingest.test\n',
-    );
+    await writeDaemonConfig(configPath, {
+      smtp: { closeTimeout: 10000 },
+      redis: { url: redis.url },
+      api: { baseUrl: url, apiKey },
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+    });
   });
   afterAll(async () => {
     await mock?.close();

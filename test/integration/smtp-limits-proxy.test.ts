@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { clientsClosedAfterEach, type RawSmtpClient } from '../support/raw-smtp-client.ts';
-import { queuedId } from '../support/smtp-session.ts';
+import { clientsClosedAfterEach, queuedId, type SmtpSession } from '../support/smtp-session.ts';
 
 const client = clientsClosedAfterEach();
 
 /** A connection through the load balancer at 127.0.0.1, for the client at `address`. */
-async function proxied(port: number, address: string): Promise<RawSmtpClient> {
+async function proxied(port: number, address: string): Promise<SmtpSession> {
   const session = client(port);
   await session.write(`PROXY TCP4 ${address} 192.0.2.25 40000 25\r\n`);
   return session;
@@ -18,12 +17,10 @@ describe('PROXY protocol from a listed load balancer', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      smtp: [
-        '  proxyProtocolFrom: [127.0.0.1/32]',
-        '  rateLimit:',
-        '    connectionsPerIp: 2',
-        '    exempt: [198.51.100.0/24]',
-      ].join('\n'),
+      smtp: {
+        proxyProtocolFrom: ['127.0.0.1/32'],
+        rateLimit: { connectionsPerIp: 2, exempt: ['198.51.100.0/24'] },
+      },
     });
   });
   afterAll(async () => harness?.close());
@@ -77,7 +74,7 @@ describe('PROXY protocol from an address that is not listed', () => {
   let harness: Harness;
 
   beforeAll(async () => {
-    harness = await startHarness({ smtp: '  proxyProtocolFrom: [10.0.0.0/8]' });
+    harness = await startHarness({ smtp: { proxyProtocolFrom: ['10.0.0.0/8'] } });
   });
   afterAll(async () => harness?.close());
 

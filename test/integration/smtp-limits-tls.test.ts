@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCertificate, testCertificate } from '../fixtures/tls/test-certificate.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { RawSmtpClient } from '../support/raw-smtp-client.ts';
-import { queuedId } from '../support/smtp-session.ts';
+import { queuedId, SmtpSession } from '../support/smtp-session.ts';
 
 /** STARTTLS with a configured certificate, TLS 1.2 at least, and smtp.requireTls. */
 describe('SMTP STARTTLS', () => {
@@ -16,12 +15,7 @@ describe('SMTP STARTTLS', () => {
   beforeAll(async () => {
     certificate = await testCertificate();
     harness = await startHarness({
-      smtp: [
-        '  tls:',
-        `    key: ${certificate.keyPath}`,
-        `    cert: ${certificate.certPath}`,
-        '  requireTls: true',
-      ].join('\n'),
+      smtp: { tls: { key: certificate.keyPath, cert: certificate.certPath }, requireTls: true },
     });
   });
   afterAll(async () => {
@@ -30,8 +24,8 @@ describe('SMTP STARTTLS', () => {
   });
 
   /** A session up to the 220 that starts the handshake. */
-  async function startTls(): Promise<RawSmtpClient> {
-    const client = new RawSmtpClient(harness.smtpPort);
+  async function startTls(): Promise<SmtpSession> {
+    const client = new SmtpSession(harness.smtpPort);
     await client.reply();
     await client.command('EHLO client.test');
     expect((await client.command('STARTTLS')).text).toBe('220 Ready to start TLS');
@@ -39,7 +33,7 @@ describe('SMTP STARTTLS', () => {
   }
 
   it('offers STARTTLS and refuses MAIL before it with 530 5.7.0', async () => {
-    const client = new RawSmtpClient(harness.smtpPort);
+    const client = new SmtpSession(harness.smtpPort);
     try {
       await client.reply();
       const ehlo = await client.command('EHLO client.test');

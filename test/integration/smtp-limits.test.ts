@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultWorkspaces, type Harness, startHarness } from '../support/gateway-harness.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { clientsClosedAfterEach } from '../support/raw-smtp-client.ts';
-import { queuedId, SmtpSession } from '../support/smtp-session.ts';
+import { clientsClosedAfterEach, queuedId, SmtpSession } from '../support/smtp-session.ts';
+import { defaultWorkspaces } from '../support/test-config.ts';
 
 /** Every client a test opens, closed after it whatever the test did. */
 const client = clientsClosedAfterEach();
@@ -42,8 +42,8 @@ describe('SMTP limits', () => {
   beforeAll(async () => {
     // A third workspace, so that the recipient past maxRecipients is one that would get uploads.
     harness = await startHarness({
-      smtp: '  maxClients: 2\n  maxRecipients: 2',
-      workspaces: `${defaultWorkspaces}  - identifier: ws-third\n    ingestEmail: third@ingest.test\n`,
+      smtp: { maxClients: 2, maxRecipients: 2 },
+      workspaces: [...defaultWorkspaces, { identifier: 'ws-third', ingestEmail: 'third@ingest.test' }],
     });
   });
   afterAll(async () => harness?.close());
@@ -87,7 +87,7 @@ describe('SMTP limits', () => {
     // The transaction goes on with the recipients it has.
     const smtp = new SmtpSession(harness.smtpPort);
     try {
-      await smtp.greeting;
+      await smtp.reply();
       await smtp.command('EHLO client.test');
       await smtp.command('MAIL FROM:<ann@acme.example>');
       await smtp.command('RCPT TO:<documents@ingest.test>');
@@ -175,7 +175,7 @@ describe('SMTP limits', () => {
   it('records the real peer even after an XCLIENT attempt', async () => {
     const smtp = new SmtpSession(harness.smtpPort);
     try {
-      await smtp.greeting;
+      await smtp.reply();
       await smtp.command('EHLO client.test');
       await smtp.command('XCLIENT ADDR=203.0.113.9');
       await smtp.command('MAIL FROM:<ann@acme.example>');
@@ -196,7 +196,7 @@ describe('SMTP session deadline', () => {
 
   beforeAll(async () => {
     // The idle timeout is a minute, so only the deadline can end these sessions in the test's time.
-    harness = await startHarness({ smtp: '  sessionTimeout: 1000\n  socketTimeout: 60000' });
+    harness = await startHarness({ smtp: { sessionTimeout: 1000, socketTimeout: 60000 } });
   });
   afterAll(async () => harness?.close());
 

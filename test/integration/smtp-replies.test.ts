@@ -12,7 +12,7 @@ describe('SMTP replies', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      smtp: '  maxMessageSize: 400000\n  maxPartSize: 150000',
+      smtp: { maxMessageSize: 400000, maxPartSize: 150000 },
     });
   });
   afterAll(async () => harness?.close());

@@ -2,8 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { RawSmtpClient } from '../support/raw-smtp-client.ts';
 import type { Reply } from '../support/smtp-session.ts';
+import { SmtpSession } from '../support/smtp-session.ts';
 
 /**
  * SMTP smuggling (SEC Consult, 2023): a message body holding an end-of-data look-alike
@@ -29,7 +29,7 @@ const smuggledTransaction = async (label: string) =>
  * transaction that the server read as commands would add its replies (250, 250, 354, …).
  */
 async function sendAttack(port: number, segments: readonly (string | Buffer)[]): Promise<Reply[]> {
-  const client = new RawSmtpClient(port);
+  const client = new SmtpSession(port);
   try {
     await client.reply();
     await client.command('EHLO client.test');
@@ -66,7 +66,7 @@ async function expectOneRefusal(harness: Harness, redis: Redis, from: number, re
   expect(outcomes[0]).toContain('"transaction":1,');
   expect(outcomes[0]).toContain(`"reply":${JSON.stringify(reply)}`);
   expect(outcomes[0]).toContain('"msg":"message refused"');
-  expect(await redis.keys('itest:*:record')).toEqual([]);
+  expect(await redis.keys(`${harness.config.redis.prefix}:*:record`)).toEqual([]);
   expect(harness.mock.uploads).toEqual([]);
 }
 
@@ -134,7 +134,7 @@ describe('SMTP smuggling with smtp.rejectBareLineEndings: false', () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    harness = await startHarness({ smtp: '  rejectBareLineEndings: false' });
+    harness = await startHarness({ smtp: { rejectBareLineEndings: false } });
     redis = new Redis(harness.redis.url);
   });
   afterAll(async () => {

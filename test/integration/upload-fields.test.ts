@@ -14,38 +14,51 @@ describe('upload fields through the gateway', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      workspaces: `
-  - identifier: ws-fields
-    ingestEmail: fields@ingest.test
-    collection: outer-collection
-    documentType: outer-type
-    upload:
-      collection: col-invoices
-      documentType: doc-invoice
-      customIdentifier: "{queueId}#{attachmentIndex} {fileName} <{messageId}> {from} [{subject}] @{workspace}"
-      expiryTime: 30d
-      language: zh-TW
-      rejectDuplicates: false
-      regionBias: {country: vn, countries: [vn, th], squareCoordinates: [10.5, 106.25, 11, 107], strict: true}
-      lowPriority: true
-      compact: false
-      enableValidationTool: false
-      useOcr: true
-      llmHint: Totals are in VND
-      limitToExamples: [example-1, example-2]
-      warningMessages:
-        - {warningCode: too_many_pages, warningDetail: only the first 10 pages}
-        - {warningCode: custom_check}
-  - identifier: ws-wait
-    ingestEmail: wait@ingest.test
-    upload:
-      wait: true
-      deleteAfterParse: true
-      compact: true
-      useOcr: null
-      rejectDuplicates: null
-      snake_case: true
-`,
+      workspaces: [
+        {
+          identifier: 'ws-fields',
+          ingestEmail: 'fields@ingest.test',
+          collection: 'outer-collection',
+          documentType: 'outer-type',
+          upload: {
+            collection: 'col-invoices',
+            documentType: 'doc-invoice',
+            customIdentifier:
+              '{queueId}#{attachmentIndex} {fileName} <{messageId}> {from} [{subject}] @{workspace}',
+            expiryTime: '30d',
+            language: 'zh-TW',
+            rejectDuplicates: false,
+            regionBias: {
+              country: 'vn',
+              countries: ['vn', 'th'],
+              squareCoordinates: [10.5, 106.25, 11, 107],
+              strict: true,
+            },
+            lowPriority: true,
+            compact: false,
+            enableValidationTool: false,
+            useOcr: true,
+            llmHint: 'Totals are in VND',
+            limitToExamples: ['example-1', 'example-2'],
+            warningMessages: [
+              { warningCode: 'too_many_pages', warningDetail: 'only the first 10 pages' },
+              { warningCode: 'custom_check' },
+            ],
+          },
+        },
+        {
+          identifier: 'ws-wait',
+          ingestEmail: 'wait@ingest.test',
+          upload: {
+            wait: true,
+            deleteAfterParse: true,
+            compact: true,
+            useOcr: null,
+            rejectDuplicates: null,
+            snake_case: true,
+          },
+        },
+      ],
     });
   });
   afterAll(async () => harness?.close());

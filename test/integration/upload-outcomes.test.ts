@@ -9,16 +9,15 @@ describe('upload outcomes', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      attempts: 3,
-      workspaces: `
-  - identifier: ws-open
-    ingestEmail: documents@ingest.test
-  - identifier: ws-wait
-    ingestEmail: parsed@ingest.test
-    upload:
-      wait: true
-      rejectDuplicates: true
-`,
+      upload: { attempts: 3 },
+      workspaces: [
+        { identifier: 'ws-open', ingestEmail: 'documents@ingest.test' },
+        {
+          identifier: 'ws-wait',
+          ingestEmail: 'parsed@ingest.test',
+          upload: { wait: true, rejectDuplicates: true },
+        },
+      ],
     });
   });
   afterAll(async () => harness?.close());

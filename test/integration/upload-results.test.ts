@@ -22,17 +22,12 @@ describe('upload results', () => {
 
   beforeAll(async () => {
     harness = await startHarness({
-      attempts: 3,
-      workspaces: `
-  - identifier: ws-results
-    ingestEmail: results@ingest.test
-  - identifier: ws-snake
-    ingestEmail: snake@ingest.test
-    upload: {snake_case: true}
-  - identifier: ws-parsed
-    ingestEmail: parsed@ingest.test
-    upload: {wait: true}
-`,
+      upload: { attempts: 3 },
+      workspaces: [
+        { identifier: 'ws-results', ingestEmail: 'results@ingest.test' },
+        { identifier: 'ws-snake', ingestEmail: 'snake@ingest.test', upload: { snake_case: true } },
+        { identifier: 'ws-parsed', ingestEmail: 'parsed@ingest.test', upload: { wait: true } },
+      ],
     });
   });
   afterAll(async () => harness?.close());

@@ -10,6 +10,7 @@ import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.
 import { loadWorkspaceFixture } from '../../src/mock-api/workspace-seed.ts';
 import { createWorkspaceClient } from '../../src/parsing-api/workspace-client.ts';
 import { runCli as runCliProcess } from '../support/cli-process.ts';
+import { testConfigFile } from '../support/test-config.ts';
 
 /**
  * The real CLI in a child process, with the project's Node (process.execPath), to prove the
@@ -146,8 +147,16 @@ describe('ingest-gateway mock-api --workspaces --config', () => {
     const configPath = join(directory, 'gateway.yaml');
     await writeFile(
       configPath,
-      'api: {mock: true}\nworkspaces:\n  - identifier: ws-invoices\n    ingestEmail: not-this@ingest.example\n' +
-        '  - identifier: ws-extra\n    ingestEmail: extra@ingest.example\n    whitelistIngestAddresses: ["*@x.example"]\n',
+      testConfigFile({
+        workspaces: [
+          { identifier: 'ws-invoices', ingestEmail: 'not-this@ingest.example' },
+          {
+            identifier: 'ws-extra',
+            ingestEmail: 'extra@ingest.example',
+            whitelistIngestAddresses: ['*@x.example'],
+          },
+        ],
+      }).text,
     );
     const child = spawn(
       process.execPath,

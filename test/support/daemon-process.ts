@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import type { GatewayConfig } from '../../src/config/schema.ts';
+import { type TestConfigInput, testConfigFile } from './test-config.ts';
 
 /**
  * The gateway as operators run it: `node src/cli.ts start` in a child process, so tests can
@@ -19,8 +21,11 @@ export interface DaemonProcess {
   signal(name: NodeJS.Signals): void;
 }
 
-export async function writeDaemonConfig(path: string, yaml: string): Promise<void> {
-  await writeFile(path, yaml);
+/** Writes the configuration file a daemon reads; returns the configuration it gives. */
+export async function writeDaemonConfig(path: string, input: TestConfigInput): Promise<GatewayConfig> {
+  const { text, config } = testConfigFile(input);
+  await writeFile(path, text);
+  return config;
 }
 
 /** Starts the daemon and resolves once it says it is ready for mail (or its HTTP API, for a worker). */

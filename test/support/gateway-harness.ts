@@ -1,6 +1,5 @@
 import { Writable } from 'node:stream';
 import { type Job, Queue, QueueEvents } from 'bullmq';
-import { parseConfig } from '../../src/config/load-config.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { type Gateway, type Role, startGateway } from '../../src/gateway.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
@@ -11,6 +10,7 @@ import type { MessageRecord } from '../../src/record/message-record.ts';
 import type { DnsResolver } from '../../src/sender/dns-resolver.ts';
 import { completionJobId, completionQueueName } from '../../src/uploader/completion-queue.ts';
 import { startRedis, type TestRedis } from './redis-server.ts';
+import { type TestConfigInput, testConfig, type WorkspaceInput } from './test-config.ts';
 
 export const apiKey = 'test-api-key-5f2b9c';
 
@@ -39,20 +39,14 @@ export class LogSink extends Writable {
   }
 }
 
-export interface HarnessOptions {
-  /** YAML of the `workspaces:` list; default one open and one with an allow-list. */
-  workspaces?: string;
-  /** Extra YAML lines inside `smtp:`. */
-  smtp?: string;
-  /** Extra YAML lines inside `redis:` and at the top level (e.g. a `retention:` section). */
-  redisYaml?: string;
-  extraYaml?: string;
+export interface HarnessOptions extends Omit<TestConfigInput, 'api' | 'smtp' | 'workspaces'> {
+  /** Over the test defaults (test-config.ts). */
+  smtp?: TestConfigInput['smtp'];
+  /** Default `defaultWorkspaces`. */
+  workspaces?: WorkspaceInput[];
   /** redis-server settings, e.g. `{ 'maxmemory-policy': 'allkeys-lru' }`. */
   redisServer?: Record<string, string>;
-  attempts?: number;
   role?: Role;
-  /** YAML lines inside `http:` besides `port: 0`; default `host: 127.0.0.1`. */
-  http?: string;
   /** DNS for sender authentication (test/support/dns-fake.ts); default node:dns with config.dns. */
   resolver?: DnsResolver;
 }
@@ -78,52 +72,23 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export const defaultWorkspaces = `
-  - identifier: ws-open
-    ingestEmail: documents@ingest.test
-  - identifier: ws-acme
-    ingestEmail: Invoices@Ingest.Test
-    whitelistIngestAddresses: ["*@acme.example", "ap@partner.example"]
-    collection: col-invoices
-    documentType: doc-invoice
-    upload:
-      rejectDuplicates: true
-      language: en
-`;
-
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const redis = await startRedis({ config: options.redisServer ?? {} });
   const logs = new LogSink();
   const logger = createLogger({ level: 'debug', destination: logs });
   const mock = createMockApi({ apiKey, logger });
   const { url: mockUrl } = await mock.start({ host: '127.0.0.1', port: 0 });
-  const config = parseConfig({
-    source: 'test',
-    env: {},
-    text: `
-smtp:
-  host: 127.0.0.1
-  port: 0
-  hostname: gateway.test
-  closeTimeout: 5000
-${options.smtp ?? ''}
-redis:
-  url: ${redis.url}
-  prefix: itest
-${options.redisYaml ?? ''}
-${options.extraYaml ?? ''}
-api:
-  baseUrl: ${mockUrl}
-  apiKey: ${apiKey}
-upload:
-  concurrency: 2
-  attempts: ${options.attempts ?? 3}
-http:
-  port: 0
-${options.http ?? '  host: 127.0.0.1'}
-workspaces:
-${options.workspaces ?? defaultWorkspaces}
-`,
+  const config = testConfig({
+    retention: options.retention,
+    http: options.http,
+    log: options.log,
+    auth: options.auth,
+    dns: options.dns,
+    smtp: options.smtp,
+    redis: { url: redis.url, ...options.redis },
+    api: { baseUrl: mockUrl, apiKey },
+    upload: { concurrency: 2, attempts: 3, ...options.upload },
+    workspaces: options.workspaces,
   });
   const gateway = await startGateway({
     config,

@@ -48,21 +48,16 @@ export async function startHostileGateway(role: 'all' | 'smtp'): Promise<Hostile
   const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
   const dir = await mkdtemp(join(tmpdir(), 'hostile-'));
   const configPath = join(dir, 'gateway.yaml');
-  await writeDaemonConfig(
-    configPath,
-    `smtp: {host: 127.0.0.1, port: 0, maxPartSize: 1000000}
-redis: {url: "${redis.url}", prefix: hostile}
-api: {baseUrl: "${url}", apiKey: ${apiKey}}
-http: {host: 127.0.0.1, port: 0}
-dns: {servers: ["${dns.address}"]}
-workspaces:
-  - identifier: ws-open
-    ingestEmail: ${OPEN_RECIPIENT}
-  - identifier: ws-auth
-    ingestEmail: ${AUTHENTICATED_RECIPIENT}
-    senderAuthentication: aligned
-`,
-  );
+  await writeDaemonConfig(configPath, {
+    smtp: { maxPartSize: 1_000_000 },
+    redis: { url: redis.url, prefix: 'hostile' },
+    api: { baseUrl: url, apiKey },
+    dns: { servers: [dns.address] },
+    workspaces: [
+      { identifier: 'ws-open', ingestEmail: OPEN_RECIPIENT },
+      { identifier: 'ws-auth', ingestEmail: AUTHENTICATED_RECIPIENT, senderAuthentication: 'aligned' },
+    ],
+  });
   // Every step is attempted, whichever fails.
   const closeServices = async () => {
     await Promise.allSettled([

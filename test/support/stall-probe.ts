@@ -30,7 +30,7 @@ export interface StallProbe {
 /** Opens the probe connection to the gateway's SMTP port and starts the NOOP round trips. */
 export async function startStallProbe(port: number): Promise<StallProbe> {
   const session = new SmtpSession(port);
-  await expectCode(session.greeting, 220, 'greeting');
+  await expectCode(session.reply(), 220, 'greeting');
   await expectCode(session.command('EHLO probe.test'), 250, 'EHLO');
   let running = true;
   let worst = 0;
@@ -85,7 +85,7 @@ export async function deliverProbed(
 async function transaction(port: number, delivery: ProbedDelivery): Promise<Reply> {
   const session = new SmtpSession(port);
   try {
-    await expectCode(session.greeting, 220, 'greeting');
+    await expectCode(session.reply(), 220, 'greeting');
     await expectCode(session.command('EHLO client.test'), 250, 'EHLO');
     await expectCode(session.command('MAIL FROM:<ann@acme.example>'), 250, 'MAIL');
     await expectCode(session.command(`RCPT TO:<${delivery.to}>`), 250, 'RCPT');

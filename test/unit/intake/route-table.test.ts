@@ -1,20 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/load-config.ts';
 import type { WorkspaceConfig } from '../../../src/config/schema.ts';
 import { createRouteTable } from '../../../src/intake/route-table.ts';
 import { normalizeAddress } from '../../../src/sender/normalize-address.ts';
+import { testConfig } from '../../support/test-config.ts';
 
-const config = parseConfig({
-  source: 'inline',
-  env: {},
-  text: `api: {mock: true}
-workspaces:
-  - identifier: invoices
-    ingestEmail: Invoices@Ingest.Example.com
-    whitelistIngestAddresses: ["*@acme.example"]
-  - identifier: books
-    ingestEmail: orders@bücher.example
-`,
+const config = testConfig({
+  workspaces: [
+    {
+      identifier: 'invoices',
+      ingestEmail: 'Invoices@Ingest.Example.com',
+      whitelistIngestAddresses: ['*@acme.example'],
+    },
+    { identifier: 'books', ingestEmail: 'orders@bücher.example' },
+  ],
 });
 
 describe('createRouteTable', () => {

@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/load-config.ts';
-import type { WorkspaceConfig } from '../../../src/config/schema.ts';
 import { type UploadContext, uploadFields, uploadQuery } from '../../../src/uploader/upload-fields.ts';
+import { testWorkspace, type WorkspaceInput } from '../../support/test-config.ts';
 
 /** From a workspace's configuration to the exact list of form parts sent (parsing-api-facts.md). */
-
-const HEAD = 'api:\n  mock: true\nworkspaces:\n  - identifier: ws-1\n    ingestEmail: in@ingest.example\n';
-
-function workspace(yaml: string): WorkspaceConfig {
-  const config = parseConfig({ text: `${HEAD}${yaml}`, env: {}, source: 'inline' });
-  const [first] = config.workspaces;
-  if (!first) throw new Error('no workspace');
-  return first;
-}
 
 const context: UploadContext = {
   fileName: 'Rechnung März.pdf',
@@ -37,11 +27,11 @@ const base: Array<[string, string]> = [
 ];
 
 describe('uploadFields', () => {
-  it.each<{ name: string; yaml: string; expected: Array<[string, string]> }>([
-    { name: 'nothing configured', yaml: '', expected: base },
+  it.each<{ name: string; settings: Partial<WorkspaceInput>; expected: Array<[string, string]> }>([
+    { name: 'nothing configured', settings: {}, expected: base },
     {
       name: 'workspace-level collection and documentType',
-      yaml: '    collection: col-1\n    documentType: invoice\n',
+      settings: { collection: 'col-1', documentType: 'invoice' },
       expected: [
         ['workspace', 'ws-1'],
         ['collection', 'col-1'],
@@ -51,7 +41,11 @@ describe('uploadFields', () => {
     },
     {
       name: 'upload.collection and upload.documentType win over the workspace-level keys',
-      yaml: '    collection: outer-col\n    documentType: outer-type\n    upload: {collection: inner-col, documentType: inner-type}\n',
+      settings: {
+        collection: 'outer-col',
+        documentType: 'outer-type',
+        upload: { collection: 'inner-col', documentType: 'inner-type' },
+      },
       expected: [
         ['workspace', 'ws-1'],
         ['collection', 'inner-col'],
@@ -61,12 +55,12 @@ describe('uploadFields', () => {
     },
     {
       name: 'upload.documentType null falls back to the workspace-level one',
-      yaml: '    documentType: outer-type\n    upload: {documentType: null}\n',
+      settings: { documentType: 'outer-type', upload: { documentType: null } },
       expected: [['workspace', 'ws-1'], ['documentType', 'outer-type'], ...base.slice(1)],
     },
     {
       name: 'wait true',
-      yaml: '    upload: {wait: true}\n',
+      settings: { upload: { wait: true } },
       expected: [
         ['workspace', 'ws-1'],
         ['fileName', 'Rechnung März.pdf'],
@@ -76,7 +70,12 @@ describe('uploadFields', () => {
     },
     {
       name: 'customIdentifier rendered from the message',
-      yaml: '    upload: {customIdentifier: "{queueId}/{attachmentIndex} {fileName} <{messageId}> {from}: {subject} @{workspace} {{x}}"}\n',
+      settings: {
+        upload: {
+          customIdentifier:
+            '{queueId}/{attachmentIndex} {fileName} <{messageId}> {from}: {subject} @{workspace} {{x}}',
+        },
+      },
       expected: [
         ...base.slice(0, 3),
         [
@@ -87,18 +86,30 @@ describe('uploadFields', () => {
     },
     {
       name: 'expiryTime as a duration, from the receipt time',
-      yaml: '    upload: {expiryTime: 30d}\n',
+      settings: { upload: { expiryTime: '30d' } },
       expected: [...base, ['expiryTime', '2025-03-31T10:00:00.000Z']],
     },
     {
       name: 'expiryTime as a date-time, as written',
-      yaml: '    upload: {expiryTime: "2030-01-31T08:30:00+02:00"}\n',
+      settings: { upload: { expiryTime: '2030-01-31T08:30:00+02:00' } },
       expected: [...base, ['expiryTime', '2030-01-31T08:30:00+02:00']],
     },
-    { name: 'language', yaml: '    upload: {language: zh-CN}\n', expected: [...base, ['language', 'zh-cn']] },
+    {
+      name: 'language',
+      settings: { upload: { language: 'zh-CN' } },
+      expected: [...base, ['language', 'zh-cn']],
+    },
     {
       name: 'booleans as "true"/"false"',
-      yaml: '    upload: {rejectDuplicates: false, lowPriority: true, compact: false, enableValidationTool: true, useOcr: false}\n',
+      settings: {
+        upload: {
+          rejectDuplicates: false,
+          lowPriority: true,
+          compact: false,
+          enableValidationTool: true,
+          useOcr: false,
+        },
+      },
       expected: [
         ...base,
         ['rejectDuplicates', 'false'],
@@ -110,7 +121,7 @@ describe('uploadFields', () => {
     },
     {
       name: 'deleteAfterParse with wait',
-      yaml: '    upload: {wait: true, deleteAfterParse: true}\n',
+      settings: { upload: { wait: true, deleteAfterParse: true } },
       expected: [
         ['workspace', 'ws-1'],
         ['fileName', 'Rechnung März.pdf'],
@@ -121,22 +132,31 @@ describe('uploadFields', () => {
     },
     {
       name: 'null means not sent',
-      yaml: '    upload: {rejectDuplicates: null, useOcr: null, language: null, llmHint: null, expiryTime: null, limitToExamples: null}\n',
+      settings: {
+        upload: {
+          rejectDuplicates: null,
+          useOcr: null,
+          language: null,
+          llmHint: null,
+          expiryTime: null,
+          limitToExamples: null,
+        },
+      },
       expected: base,
     },
     {
       name: 'regionBias as one part of JSON text',
-      yaml: '    upload: {regionBias: {strict: true, country: vn, squareCoordinates: [1.5, 2]}}\n',
+      settings: { upload: { regionBias: { strict: true, country: 'vn', squareCoordinates: [1.5, 2] } } },
       expected: [...base, ['regionBias', '{"country":"vn","squareCoordinates":[1.5,2],"strict":true}']],
     },
     {
       name: 'llmHint',
-      yaml: '    upload: {llmHint: "Totals in VND"}\n',
+      settings: { upload: { llmHint: 'Totals in VND' } },
       expected: [...base, ['llmHint', 'Totals in VND']],
     },
     {
       name: 'limitToExamples as one part per identifier',
-      yaml: '    upload: {limitToExamples: [doc-a, doc-b, doc-c]}\n',
+      settings: { upload: { limitToExamples: ['doc-a', 'doc-b', 'doc-c'] } },
       expected: [
         ...base,
         ['limitToExamples', 'doc-a'],
@@ -146,37 +166,46 @@ describe('uploadFields', () => {
     },
     {
       name: 'warningMessages as one part of JSON text per warning',
-      yaml: '    upload: {warningMessages: [{warningDetail: "ten pages", warningCode: too_many_pages}, {warningCode: other}]}\n',
+      settings: {
+        upload: {
+          warningMessages: [
+            { warningDetail: 'ten pages', warningCode: 'too_many_pages' },
+            { warningCode: 'other' },
+          ],
+        },
+      },
       expected: [
         ...base,
         ['warningMessages', '{"warningCode":"too_many_pages","warningDetail":"ten pages"}'],
         ['warningMessages', '{"warningCode":"other"}'],
       ],
     },
-    { name: 'snake_case is not a form field', yaml: '    upload: {snake_case: true}\n', expected: base },
-  ])('$name', ({ yaml, expected }) => {
-    expect(uploadFields(workspace(yaml), context)).toEqual(expected);
+    { name: 'snake_case is not a form field', settings: { upload: { snake_case: true } }, expected: base },
+  ])('$name', ({ settings, expected }) => {
+    expect(uploadFields(testWorkspace(settings), context)).toEqual(expected);
   });
 
   it('sends every configurable field in the order of parsing-api.md §4.2', () => {
-    const all = workspace(`    upload:
-      warningMessages: [{warningCode: w}]
-      limitToExamples: [e]
-      llmHint: h
-      useOcr: true
-      enableValidationTool: true
-      deleteAfterParse: true
-      compact: true
-      lowPriority: true
-      regionBias: {country: vn}
-      rejectDuplicates: true
-      language: en
-      expiryTime: 1h
-      customIdentifier: c
-      wait: true
-      documentType: d
-      collection: c
-`);
+    const all = testWorkspace({
+      upload: {
+        warningMessages: [{ warningCode: 'w' }],
+        limitToExamples: ['e'],
+        llmHint: 'h',
+        useOcr: true,
+        enableValidationTool: true,
+        deleteAfterParse: true,
+        compact: true,
+        lowPriority: true,
+        regionBias: { country: 'vn' },
+        rejectDuplicates: true,
+        language: 'en',
+        expiryTime: '1h',
+        customIdentifier: 'c',
+        wait: true,
+        documentType: 'd',
+        collection: 'c',
+      },
+    });
     expect(uploadFields(all, context).map(([name]) => name)).toEqual([
       'workspace',
       'collection',
@@ -201,7 +230,7 @@ describe('uploadFields', () => {
 
   it('renders absent message facts as empty text', () => {
     const fields = uploadFields(
-      workspace('    upload: {customIdentifier: "[{messageId}|{from}|{subject}]"}\n'),
+      testWorkspace({ upload: { customIdentifier: '[{messageId}|{from}|{subject}]' } }),
       {
         ...context,
         messageId: null,
@@ -215,10 +244,10 @@ describe('uploadFields', () => {
 
 describe('uploadQuery', () => {
   it.each([
-    { yaml: '', snakeCase: false },
-    { yaml: '    upload: {snake_case: false}\n', snakeCase: false },
-    { yaml: '    upload: {snake_case: true}\n', snakeCase: true },
-  ])('$yaml → snakeCase $snakeCase', ({ yaml, snakeCase }) => {
-    expect(uploadQuery(workspace(yaml))).toEqual({ snakeCase });
+    { settings: {}, snakeCase: false },
+    { settings: { upload: { snake_case: false } }, snakeCase: false },
+    { settings: { upload: { snake_case: true } }, snakeCase: true },
+  ])('$settings → snakeCase $snakeCase', ({ settings, snakeCase }) => {
+    expect(uploadQuery(testWorkspace(settings))).toEqual({ snakeCase });
   });
 });

@@ -1,42 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/load-config.ts';
-import type { WorkspaceConfig } from '../../../src/config/schema.ts';
 import { findEarlierUpload } from '../../../src/uploader/find-earlier-upload.ts';
 import { gatewayCustomIdentifier, identifiesOneUpload } from '../../../src/uploader/upload-identity.ts';
-
-function workspace(upload: string): WorkspaceConfig {
-  const config = parseConfig({
-    text: `api: {mock: true}\nworkspaces:\n  - identifier: ws-1\n    ingestEmail: in@ingest.example\n${upload}`,
-    env: {},
-    source: 'inline',
-  });
-  const [first] = config.workspaces;
-  if (!first) throw new Error('no workspace');
-  return first;
-}
+import { testWorkspace } from '../../support/test-config.ts';
 
 describe('identifiesOneUpload', () => {
   it.each([
-    ['no template: the gateway identifies the upload itself', '', true],
-    [
-      'queue id and attachment index',
-      '    upload: {customIdentifier: "{queueId}-{attachmentIndex}"}\n',
-      true,
-    ],
+    ['no template: the gateway identifies the upload itself', {}, true],
+    ['queue id and attachment index', { upload: { customIdentifier: '{queueId}-{attachmentIndex}' } }, true],
     [
       'both among other text',
-      '    upload: {customIdentifier: "inv {subject} {queueId}/{attachmentIndex}"}\n',
+      { upload: { customIdentifier: 'inv {subject} {queueId}/{attachmentIndex}' } },
       true,
     ],
     [
       'the Message-ID alone: a resent message has the same',
-      '    upload: {customIdentifier: "{messageId}"}\n',
+      { upload: { customIdentifier: '{messageId}' } },
       false,
     ],
-    ['queue id without the attachment', '    upload: {customIdentifier: "{queueId}"}\n', false],
-    ['a constant', '    upload: {customIdentifier: "from-mail"}\n', false],
-  ])('%s → %s', (_name, yaml, expected) => {
-    expect(identifiesOneUpload(workspace(yaml))).toBe(expected);
+    ['queue id without the attachment', { upload: { customIdentifier: '{queueId}' } }, false],
+    ['a constant', { upload: { customIdentifier: 'from-mail' } }, false],
+  ])('%s', (_name, settings, expected) => {
+    expect(identifiesOneUpload(testWorkspace(settings))).toBe(expected);
   });
 
   it('is the job id when the gateway chooses', () => {
