@@ -37,9 +37,16 @@ describe('a daemon that cannot start', () => {
     expect(fatal).toBeGreaterThan(-1);
     expect(lines[fatal]).toMatch(/maxmemory-policy is allkeys-lru/);
     // What had started is closed, last started first; no step failed or was left running.
-    const closed = lines.flatMap(
-      (line) => line.match(/"step":"([^"]+)","msg":"shutdown step done"/)?.[1] ?? [],
-    );
+    // Ordered by each line's own clock, not by arrival: lines written within a millisecond of
+    // each other have been seen to reach the pipe out of order.
+    const closed = lines
+      .flatMap((line) => {
+        const step = line.match(/"step":"([^"]+)","msg":"shutdown step done"/)?.[1];
+        const time = Number(line.match(/"time":(\d+)/)?.[1]);
+        return step === undefined ? [] : [{ step, time }];
+      })
+      .sort((a, b) => a.time - b.time)
+      .map(({ step }) => step);
     expect(closed).toEqual(['redis', 'mock api']);
     expect(lines.filter((line) => /shutdown step failed|shutdown deadline/.test(line))).toEqual([]);
   }, 30_000);
