@@ -1,5 +1,4 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { GatewayConfig, WorkspaceConfig } from './config/schema.ts';
 import { asError } from './errors.ts';
 import { createHttpApi, type HttpApi, type Readiness } from './http/create-http-api.ts';
@@ -16,9 +15,10 @@ import {
   closeConnection,
   createIntakeConnection,
   createWorkerConnection,
+  type RedisClient,
   redisTarget,
 } from './queue/redis-connections.ts';
-import { assessDurability, type Durability, readRedisFacts } from './queue/redis-durability.ts';
+import { assessNodes, type Durability, readRedisFacts } from './queue/redis-durability.ts';
 import { createUploadQueue, type UploadJobData } from './queue/upload-queue.ts';
 import { createKeySpace } from './record/keys.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
@@ -116,7 +116,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const intakeRedis = createIntakeConnection(redis, logger);
     lifecycle.onClose('redis', () => closeConnection(intakeRedis));
     await waitReady(intakeRedis);
-    const { durability, refusal } = assessDurability(await readRedisFacts(intakeRedis), config.redis);
+    const { durability, refusal } = assessNodes(await readRedisFacts(intakeRedis), config.redis);
     if (refusal) throw new Error(refusal);
     const { aof, maxmemoryPolicy, version, waitAof } = durability;
     logger.info({ aof, maxmemoryPolicy, redisVersion: version, waitAof }, 'redis durability');
@@ -307,7 +307,7 @@ function warnUnidentifiable(workspaces: readonly WorkspaceConfig[], logger: Logg
 }
 
 async function readiness(
-  redis: Redis,
+  redis: RedisClient,
   durability: Durability,
   smtp: SmtpIntake | undefined,
   worker: UploadWorker | undefined,
@@ -336,7 +336,7 @@ async function readiness(
   };
 }
 
-async function waitReady(redis: Redis): Promise<void> {
+async function waitReady(redis: RedisClient): Promise<void> {
   if (redis.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis did not become ready within 10 s')), 10_000);
