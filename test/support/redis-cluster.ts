@@ -126,13 +126,20 @@ export async function startCluster(options: TestClusterOptions = {}): Promise<Te
       const states = await Promise.all(live().map((node) => ask(node.port, 'CLUSTER', 'INFO')));
       return states.every((info) => String(info).includes('cluster_state:ok'));
     });
-  await settled();
-  // Every replica has its master's data, so a failover loses nothing the test wrote.
-  await until('every replica is in sync', async () => {
-    const roles = await Promise.all(nodes.map((node) => ask(node.port, 'ROLE')));
-    const replicas = roles.filter((role) => Array.isArray(role) && role[0] === 'slave');
-    return replicas.length === 3 && replicas.every((role) => Array.isArray(role) && role[3] === 'connected');
-  });
+  try {
+    await settled();
+    // Every replica has its master's data, so a failover loses nothing the test wrote.
+    await until('every replica is in sync', async () => {
+      const roles = await Promise.all(nodes.map((node) => ask(node.port, 'ROLE')));
+      const replicas = roles.filter((role) => Array.isArray(role) && role[0] === 'slave');
+      return (
+        replicas.length === 3 && replicas.every((role) => Array.isArray(role) && role[3] === 'connected')
+      );
+    });
+  } catch (err) {
+    await close();
+    throw err;
+  }
 
   async function masterOf(key: string): Promise<number> {
     const [first] = live();
