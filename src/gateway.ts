@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { GatewayConfig, WorkspaceConfig } from './config/schema.ts';
 import { createHttpApi, type HttpApi, type Readiness } from './http/create-http-api.ts';
 import { createRouteTable } from './intake/route-table.ts';
@@ -6,8 +5,13 @@ import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { createLiveSettings, type LiveSettings } from './live-settings.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type GatewayMetrics } from './metrics.ts';
-import { closeConnection, createIntakeConnection, redisTarget } from './queue/redis-connections.ts';
-import { assessDurability, type Durability, readRedisFacts } from './queue/redis-durability.ts';
+import {
+  closeConnection,
+  createIntakeConnection,
+  type RedisClient,
+  redisTarget,
+} from './queue/redis-connections.ts';
+import { assessNodes, type Durability, readRedisFacts } from './queue/redis-durability.ts';
 import { createKeySpace } from './record/keys.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
 import { startIntakeRole } from './roles/intake-role.ts';
@@ -171,7 +175,7 @@ function warnUnidentifiable(workspaces: readonly WorkspaceConfig[], logger: Logg
 }
 
 async function readiness(
-  redis: Redis,
+  redis: RedisClient,
   durability: Durability,
   smtp: SmtpIntake | undefined,
   worker: UploadWorker | undefined,
@@ -204,9 +208,13 @@ async function readiness(
  * Waits for Redis, then refuses one that may evict accepted mail (DESIGN.md, Durability) and
  * says in the log what a 250 survives.
  */
-async function checkDurability(redis: Redis, config: GatewayConfig, logger: Logger): Promise<Durability> {
+async function checkDurability(
+  redis: RedisClient,
+  config: GatewayConfig,
+  logger: Logger,
+): Promise<Durability> {
   await waitReady(redis);
-  const { durability, refusal } = assessDurability(await readRedisFacts(redis), config.redis);
+  const { durability, refusal } = assessNodes(await readRedisFacts(redis), config.redis);
   if (refusal) throw new Error(refusal);
   const { aof, maxmemoryPolicy, version, waitAof } = durability;
   logger.info({ aof, maxmemoryPolicy, redisVersion: version, waitAof }, 'redis durability');
@@ -214,7 +222,7 @@ async function checkDurability(redis: Redis, config: GatewayConfig, logger: Logg
   return durability;
 }
 
-async function waitReady(redis: Redis): Promise<void> {
+async function waitReady(redis: RedisClient): Promise<void> {
   if (redis.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis did not become ready within 10 s')), 10_000);

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import { openIncomingMessage } from '../queue/message-store.ts';
 import type { EnqueueResult, Producer } from '../queue/producer.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { newMessageId } from '../record/message-id.ts';
 import { needsAuthentication } from '../sender/admit-sender.ts';
@@ -33,7 +33,7 @@ export interface ReceiveDependencies {
   limits: IntakeLimits;
   /** The `auth` section: the default authentication mode and the trusted ARC sealers. */
   auth: AuthSettings;
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   producer: Producer;
   /** Base URL for the raw-message links recorded as sourceEmail. */

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { PartStore, PartWriter } from '../mail/part-store.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { type AppendWriter, createAppendWriter } from './append-writer.ts';
+import type { RedisClient } from './redis-connections.ts';
 
 /**
  * Where one incoming message's bytes go while DATA streams in: the raw copy and the decoded
@@ -18,7 +18,7 @@ export interface IncomingMessage {
   discard(): Promise<void>;
 }
 
-export function openIncomingMessage(redis: Redis, keys: KeySpace, messageId: string): IncomingMessage {
+export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageId: string): IncomingMessage {
   const messageKeys = keys.message(messageId);
   const raw = createAppendWriter(redis, messageKeys.raw);
   const writers = new Map<number, AppendWriter>();

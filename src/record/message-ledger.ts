@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { KeySpace } from './keys.ts';
 import type { AttachmentEntry, DocumentSource, MessageRecord, MessageSummary } from './message-record.ts';
 
@@ -41,7 +41,11 @@ export function recordFields(
  * @param documentTtlSeconds how long the document index outlives the upload: retention.messages,
  *   since the sourceEmail it points to lives that long.
  */
-export function createMessageLedger(redis: Redis, keys: KeySpace, documentTtlSeconds: number): MessageLedger {
+export function createMessageLedger(
+  redis: Redis | Cluster,
+  keys: KeySpace,
+  documentTtlSeconds: number,
+): MessageLedger {
   async function readEntry(messageId: string, entry: number): Promise<AttachmentEntry | null> {
     const value = await redis.hget(keys.message(messageId).record, entryField(entry));
     return value === null ? null : (JSON.parse(value) as AttachmentEntry);

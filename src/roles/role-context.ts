@@ -1,10 +1,9 @@
-import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { LiveSettings } from '../live-settings.ts';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
-import type { RedisTarget } from '../queue/redis-connections.ts';
+import type { RedisClient, RedisTarget } from '../queue/redis-connections.ts';
 import type { Durability } from '../queue/redis-durability.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
@@ -34,7 +33,7 @@ export interface RoleContext {
   readonly ledger: MessageLedger;
   readonly redis: RedisTarget;
   /** The connection the intake, the HTTP API and blob reads share. */
-  readonly intakeRedis: Redis;
+  readonly intakeRedis: RedisClient;
   readonly durability: Durability;
   /** Jitter source for upload retries; tests pass () => 0 so a retry follows at once. */
   readonly random?: () => number;

@@ -1,7 +1,7 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { AttachmentEntry, CompletionStatus } from '../record/message-record.ts';
@@ -23,7 +23,7 @@ import type { UploadWorkspaces } from './upload-settings-schema.ts';
 
 export interface CompletionWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
-  connection: Redis;
+  connection: RedisClient;
   keys: KeySpace;
   ledger: MessageLedger;
   /** The uploads' client: same key, pool and timeouts. */

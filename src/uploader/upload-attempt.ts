@@ -1,11 +1,11 @@
 import { type Job, type Queue, UnrecoverableError, WaitingError } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ApiResult } from '../parsing-api/api-result.ts';
 import type { Document } from '../parsing-api/document-schema.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import { releaseBlob } from '../queue/blob-release.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
@@ -54,7 +54,7 @@ export class RetryableUploadError extends Error {
 
 export interface UploadAttemptDeps {
   /** For blobs: any connection to the same Redis. */
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   ledger: MessageLedger;
   client: ParsingApiClient;

@@ -1,8 +1,8 @@
 import { type Job, type Queue, Worker, type WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
@@ -19,9 +19,9 @@ import type { UploadWorkspaces } from './upload-settings-schema.ts';
 
 export interface UploadWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
-  connection: Redis;
+  connection: RedisClient;
   /** For blobs: any connection to the same Redis. */
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   ledger: MessageLedger;
   client: ParsingApiClient;

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freeLoopbackPort } from '../../src/queue/local-redis.ts';
 import { startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
 import { startRedis, type TestRedis } from '../support/redis-server.ts';
 
@@ -49,5 +50,22 @@ describe('a daemon that cannot start', () => {
       .map(({ step }) => step);
     expect(closed).toEqual(['redis', 'mock api']);
     expect(lines.filter((line) => /shutdown step failed|shutdown deadline/.test(line))).toEqual([]);
+  }, 30_000);
+
+  it('exits 1 naming the seeds when no node of the configured Redis Cluster answers', async () => {
+    const configPath = join(dir, 'no-cluster.yaml');
+    // A plain Redis is no cluster node, and nothing listens on the other seed.
+    const seeds = [`127.0.0.1:${redis.port}`, `127.0.0.1:${await freeLoopbackPort()}`];
+    await writeDaemonConfig(configPath, {
+      redis: { cluster: seeds },
+      api: { mock: true },
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+    });
+    const failure = await startDaemon(configPath).then(
+      () => new Error('the daemon started'),
+      (err: unknown) => err as Error,
+    );
+    expect(failure.message).toMatch(/the daemon exited \(1\) before it was ready/);
+    expect(failure.message).toContain(`no node of the Redis Cluster answers at ${seeds.join(', ')}`);
   }, 30_000);
 });
