@@ -55,6 +55,8 @@ export interface HarnessOptions {
   http?: string;
   /** DNS for sender authentication (test/support/dns-fake.ts); default node:dns with config.dns. */
   resolver?: DnsResolver;
+  /** The mock API's processing time, ms: a `wait: true` upload is answered after it. */
+  processingMs?: number;
 }
 
 export interface Harness {
@@ -95,7 +97,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const redis = await startRedis({ config: options.redisServer ?? {} });
   const logs = new LogSink();
   const logger = createLogger({ level: 'debug', destination: logs });
-  const mock = createMockApi({ apiKey, logger });
+  const mock = createMockApi({
+    apiKey,
+    logger,
+    ...(options.processingMs === undefined ? {} : { processingMs: options.processingMs }),
+  });
   const { url: mockUrl } = await mock.start({ host: '127.0.0.1', port: 0 });
   const config = parseConfig({
     source: 'test',
