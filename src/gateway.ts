@@ -28,6 +28,7 @@ import { createSmtpIntake, type SmtpIntake } from './smtp/create-smtp-server.ts'
 import { createRateLimiter } from './smtp/rate-limit.ts';
 import { loadStartTlsOptions } from './smtp/tls-options.ts';
 import { type CompletionJobData, createCompletionQueue } from './uploader/completion-queue.ts';
+import { createRecordReconciler } from './uploader/reconcile-records.ts';
 import { createCompletionWorker } from './uploader/track-completion.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import type { UploadWorkspaces } from './uploader/upload-settings-schema.ts';
@@ -207,6 +208,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       });
       await lifecycle.start('upload worker', started);
       worker = started;
+      // The records follow the finished jobs even when a crash cut the job's own write short.
+      const finishedJobs = createUploadQueue({
+        connection: workerRedis,
+        keys,
+        attempts: config.upload.attempts,
+        retention: config.retention,
+      });
+      finishedJobs.on('error', (err) => logger.error({ err }, 'upload queue error'));
+      lifecycle.onClose('reconciler queue', () => finishedJobs.close());
+      await lifecycle.start(
+        'record reconciler',
+        createRecordReconciler({ queue: finishedJobs, ledger, logger }),
+      );
       // Paused because the service refused the key: the reload may bring the right one.
       settings.onChange(() => started.resume());
     }

@@ -7,6 +7,7 @@ import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { CompletionJobData } from './completion-queue.ts';
+import { repair } from './reconcile-records.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import { createUploadAttempt, RecordedUploadFailure, RetryableUploadError } from './upload-attempt.ts';
 import type { UploadWorkspaces } from './upload-settings-schema.ts';
@@ -73,6 +74,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   const upload = createUploadAttempt({
     ...options,
     logger: log,
+    settleWaitMs: options.stalledAfter,
     async pauseUploads(reason) {
       pausedReason = reason;
       // pause(true): do not wait for the active jobs, the one that saw the refusal among them.
@@ -139,16 +141,13 @@ function workerOptions(options: UploadWorkerOptions): WorkerOptions {
 /**
  * A job that failed for good on something other than an API answer (Redis gone while reading
  * its blob, a worker that kept dying mid-job so BullMQ gave up on it as stalled) must not be
- * left looking "uploading". A RecordedUploadFailure was recorded where it was thrown.
+ * left looking "uploading". A RecordedUploadFailure was recorded where it was thrown. Should
+ * this process die before the write, the record reconciler repairs the entry at the next start.
  */
 function recordGivenUp(ledger: MessageLedger, log: Logger, job: Job<UploadJobData>, err: Error): void {
   void (async () => {
     if (!(await job.isFailed())) return;
-    await ledger.updateEntry(job.data.messageId, job.data.entry, {
-      state: 'failed',
-      reason: `gave up: ${err.message}`,
-    });
-    log.warn({ queueId: job.data.messageId, jobId: job.id, reason: err.message }, 'upload failed');
+    await repair(ledger, job, { state: 'failed', failedReason: err.message }, log);
   })().catch((updateErr: unknown) =>
     log.error({ err: updateErr, jobId: job.id }, 'could not record a failed upload'),
   );
