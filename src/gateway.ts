@@ -19,6 +19,7 @@ import {
   redisTarget,
 } from './queue/redis-connections.ts';
 import { assessDurability, type Durability, readRedisFacts } from './queue/redis-durability.ts';
+import { createRedisOutageLog } from './queue/redis-outage-log.ts';
 import { createUploadQueue, type UploadJobData } from './queue/upload-queue.ts';
 import { createKeySpace } from './record/keys.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
@@ -114,7 +115,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   try {
     const redis = redisTarget(options.redisUrl, config.redis);
-    const intakeRedis = createIntakeConnection(redis, logger);
+    const outage = createRedisOutageLog({ logger });
+    const intakeRedis = createIntakeConnection(redis, outage);
     lifecycle.onClose('redis', () => closeConnection(intakeRedis));
     await waitReady(intakeRedis);
     const { durability, refusal } = assessDurability(await readRedisFacts(intakeRedis), config.redis);
@@ -164,18 +166,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // Closed after both workers: what is still in flight then was handed back to the queue
       // (upload.closeTimeout), so it is cut off rather than waited for.
       lifecycle.onClose('api client', () => client.destroy());
-      const workerRedis = createWorkerConnection(redis, logger);
+      const workerRedis = createWorkerConnection(redis, outage);
       lifecycle.onClose('worker redis', () => closeConnection(workerRedis));
       // Completion tracking (workspaces[].trackCompletion): its queue, fed by the upload
       // worker, and its poller, started before the uploads and closed after them.
       let completion: Queue<CompletionJobData> | undefined;
       if (config.workspaces.some((workspace) => workspace.trackCompletion)) {
         const queue = createCompletionQueue({ connection: workerRedis, keys });
-        queue.on('error', (err) => logger.error({ err }, 'completion queue error'));
+        queue.on('error', (err) => outage.absorbs(err) || logger.error({ err }, 'completion queue error'));
         lifecycle.onClose('completion queue', () => queue.close());
-        const completionRedis = createWorkerConnection(redis, logger, 'completion');
+        const completionRedis = createWorkerConnection(redis, outage, 'completion');
         lifecycle.onClose('completion redis', () => closeConnection(completionRedis));
         const poller = createCompletionWorker({
+          outage,
           connection: completionRedis,
           keys,
           ledger,
@@ -187,6 +190,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         completion = queue;
       }
       const started = createUploadWorker({
+        outage,
         connection: workerRedis,
         redis: intakeRedis,
         keys,
@@ -215,7 +219,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         attempts: config.upload.attempts,
         retention: config.retention,
       });
-      finishedJobs.on('error', (err) => logger.error({ err }, 'upload queue error'));
+      finishedJobs.on('error', (err) => outage.absorbs(err) || logger.error({ err }, 'upload queue error'));
       lifecycle.onClose('reconciler queue', () => finishedJobs.close());
       await lifecycle.start(
         'record reconciler',
@@ -233,7 +237,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         attempts: config.upload.attempts,
         retention: config.retention,
       });
-      queue.on('error', (err) => logger.error({ err }, 'upload queue error'));
+      queue.on('error', (err) => outage.absorbs(err) || logger.error({ err }, 'upload queue error'));
       lifecycle.onClose('upload queue', () => queue.close());
       const producer = createProducer({
         redis: intakeRedis,
@@ -272,7 +276,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         routes: { lookup: (recipient) => routeTable().route(recipient) },
         receive,
         logger,
-        onOutcome: (outcome, code) => metrics.smtpMessages.inc({ outcome, code: String(code) }),
+        onOutcome: (outcome, code) => {
+          metrics.smtpMessages.inc({ outcome, code: String(code) });
+          // A transaction that failed inside while Redis is away counts toward the outage's lines.
+          if (outcome === 'failed') outage.countRefused();
+        },
         rateLimiter: createRateLimiter({
           redis: intakeRedis,
           prefix: config.redis.prefix,

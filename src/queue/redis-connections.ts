@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { Logger } from '../logger.ts';
+import type { RedisOutageLog } from './redis-outage-log.ts';
 
 /**
  * Where Redis is: a URL, or Sentinels that name the current master (redis.sentinels). With
@@ -42,7 +42,7 @@ function open(target: RedisTarget, options: RedisOptions): Redis {
  * and a command timeout, so that a Redis that hangs without closing the connection gives
  * 451 too rather than a session stuck until its socket timeout.
  */
-export function createIntakeConnection(target: RedisTarget, logger: Logger): Redis {
+export function createIntakeConnection(target: RedisTarget, outage: RedisOutageLog): Redis {
   return watch(
     open(target, {
       enableOfflineQueue: false,
@@ -52,7 +52,7 @@ export function createIntakeConnection(target: RedisTarget, logger: Logger): Red
       connectionName: 'ingest-gateway:intake',
       retryStrategy: reconnectDelay,
     }),
-    logger,
+    outage,
     'intake',
   );
 }
@@ -61,13 +61,13 @@ export function createIntakeConnection(target: RedisTarget, logger: Logger): Red
  * A connection for BullMQ workers and readers that should wait out a Redis restart:
  * BullMQ requires `maxRetriesPerRequest: null` for its blocking commands.
  */
-export function createWorkerConnection(target: RedisTarget, logger: Logger, name = 'worker'): Redis {
+export function createWorkerConnection(target: RedisTarget, outage: RedisOutageLog, name = 'worker'): Redis {
   const options: RedisOptions = {
     maxRetriesPerRequest: null,
     connectionName: `ingest-gateway:${name}`,
     retryStrategy: reconnectDelay,
   };
-  return watch(open(target, options), logger, name);
+  return watch(open(target, options), outage, name);
 }
 
 /** Reconnect quickly at first, then every 2 s at most: Redis restarts take seconds. */
@@ -75,19 +75,10 @@ function reconnectDelay(times: number): number {
   return Math.min(times * 100, 2000);
 }
 
-/** Log connection state changes once per change, not once per failed retry. */
-function watch(client: Redis, logger: Logger, name: string): Redis {
-  const log = logger.child({ redis: name });
-  let lastError = '';
-  client.on('error', (err: Error) => {
-    if (err.message === lastError) return;
-    lastError = err.message;
-    log.warn({ err }, 'redis connection error');
-  });
-  client.on('ready', () => {
-    if (lastError) log.info('redis connection restored');
-    lastError = '';
-  });
+/** Tell the process's outage log of this connection's losses and recoveries. */
+function watch(client: Redis, outage: RedisOutageLog, name: string): Redis {
+  client.on('error', (err: Error) => outage.lost(name, err));
+  client.on('ready', () => outage.ready(name));
   return client;
 }
 

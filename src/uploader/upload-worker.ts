@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
+import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
@@ -21,6 +22,8 @@ import type { UploadWorkspaces } from './upload-settings-schema.ts';
 export interface UploadWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
   connection: Redis;
+  /** Counts the worker's errors while Redis is away instead of logging each. */
+  outage?: RedisOutageLog;
   /** For blobs: any connection to the same Redis. */
   redis: Redis;
   keys: KeySpace;
@@ -82,7 +85,8 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     },
   });
   const worker = new Worker<UploadJobData>(uploadQueueName, upload, workerOptions(options));
-  worker.on('error', (err) => log.error({ err }, 'upload worker error'));
+  // Redis away is the outage log's to report, once, not this listener's on every retry.
+  worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'upload worker error'));
   worker.on('failed', (job, err) => {
     if (job && !(err instanceof RecordedUploadFailure)) recordGivenUp(options.ledger, log, job, err);
   });

@@ -69,9 +69,9 @@ describe('secrets', () => {
     expect((await api('/readyz')).status).toBe(503);
     await api('/metrics');
     // The intake connection (the SMTP path's) has noticed, so it will log its recovery.
-    await intakeLogged(harness.logs, from, 'redis connection error');
+    await intakeLogged(harness.logs, from, 'redis connection lost');
     await harness.redis.start();
-    await intakeLogged(harness.logs, from, 'redis connection restored');
+    await intakeLogged(harness.logs, from, 'redis connection ready');
     const recovered = queuedId(await send('after-outage'));
     expect(await harness.settled(recovered, 0)).toBe('completed');
 

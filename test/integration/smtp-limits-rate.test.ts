@@ -152,13 +152,13 @@ describe('SMTP rate limits', () => {
         harness.logs.lines.filter((line) => line.includes('rate limits not counted (Redis unavailable)')),
       ).toHaveLength(1);
       // The intake connection (rates and messages) has noticed, so it will log its recovery.
-      await intakeLogged(harness.logs, from, 'redis connection error');
+      await intakeLogged(harness.logs, from, 'redis connection lost');
     } finally {
       await harness.redis.start();
     }
     // Once the gateway is back on Redis, the next delivery is taken (this Redis kept no
     // counts over the restart) and the rates are counted again.
-    await intakeLogged(harness.logs, from, 'redis connection restored');
+    await intakeLogged(harness.logs, from, 'redis connection ready');
     const message = await composeMessage({
       attachments: [{ filename: 'b.pdf', content: uniquePdf('back') }],
     });
