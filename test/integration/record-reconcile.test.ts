@@ -1,9 +1,12 @@
-import { UnrecoverableError, Worker } from 'bullmq';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type UploadJobData, uploadJobId, uploadQueueName } from '../../src/queue/upload-queue.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
+import { createMessageLedger } from '../../src/record/message-ledger.ts';
+import { createRecordReconciler } from '../../src/uploader/reconcile-records.ts';
 import { type Harness, LogSink, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
@@ -30,15 +33,12 @@ describe('message records reconciled with finished upload jobs', () => {
     return queuedId((await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })).data);
   }
 
-  it('records a failed job failed, and a completed one settled, at the next start', async () => {
-    const lost = await accept('reconcile-failed');
-    const finished = await accept('reconcile-completed');
-    // Stands in for a worker whose process ends before its record write: BullMQ finishes
-    // the jobs, nothing writes the entries.
-    const crashing = new Worker<UploadJobData>(
+  /** Stands in for a worker whose process ends before its record write: BullMQ finishes the job, nothing writes the entry. */
+  function crashingWorker(fail: (messageId: string) => boolean): Worker<UploadJobData> {
+    const worker = new Worker<UploadJobData>(
       uploadQueueName,
       async (job) => {
-        if (job.data.messageId === lost) throw new UnrecoverableError('worker lost mid-upload');
+        if (fail(job.data.messageId)) throw new UnrecoverableError('worker lost mid-upload');
         return { documentIdentifier: 'DOC-RECONCILED', state: 'uploaded', reason: null };
       },
       {
@@ -46,7 +46,14 @@ describe('message records reconciled with finished upload jobs', () => {
         prefix: createKeySpace(harness.config.redis.prefix).queuePrefix,
       },
     );
-    crashing.on('error', () => undefined);
+    worker.on('error', () => undefined);
+    return worker;
+  }
+
+  it('records a failed job failed, and a completed one settled, at the next start', async () => {
+    const lost = await accept('reconcile-failed');
+    const finished = await accept('reconcile-completed');
+    const crashing = crashingWorker((messageId) => messageId === lost);
     expect(await harness.settled(lost, 0)).toBe('failed');
     expect(await harness.settled(finished, 0)).toBe('completed');
     await crashing.close();
@@ -73,6 +80,38 @@ describe('message records reconciled with finished upload jobs', () => {
       expect(harness.mock.uploads).toHaveLength(0);
     } finally {
       await worker.close();
+    }
+  });
+
+  it('repairs a bounded batch per pass, resuming where the last pass stopped', async () => {
+    const ids: string[] = [];
+    for (const label of ['batch-1', 'batch-2', 'batch-3']) ids.push(await accept(label));
+    const crashing = crashingWorker(() => true);
+    for (const id of ids) expect(await harness.settled(id, 0)).toBe('failed');
+    await crashing.close();
+
+    const keys = createKeySpace(harness.config.redis.prefix);
+    const redis = new Redis(harness.redis.url);
+    const queue = new Queue<UploadJobData>(uploadQueueName, { connection: redis, prefix: keys.queuePrefix });
+    const reconciler = createRecordReconciler({
+      queue,
+      ledger: createMessageLedger(redis, keys, 3600),
+      logger: createLogger({ level: 'silent' }),
+      batch: 2,
+    });
+    const states = async () =>
+      Promise.all(ids.map(async (id) => (await harness.record(id)).attachments[0]?.state));
+    try {
+      // Oldest first, 2 per pass: the earlier test's failed job (recorded already) and batch-1,
+      // then batch-2 and batch-3, then nothing left.
+      expect(await reconciler.pass()).toBe(1);
+      expect(await reconciler.pass()).toBe(2);
+      expect(await states()).toEqual(['failed', 'failed', 'failed']);
+      expect(await reconciler.pass()).toBe(0);
+    } finally {
+      await reconciler.close();
+      await queue.close();
+      await redis.quit();
     }
   });
 });
