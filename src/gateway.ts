@@ -12,6 +12,7 @@ import {
   redisTarget,
 } from './queue/redis-connections.ts';
 import { assessNodes, type Durability, readRedisFacts } from './queue/redis-durability.ts';
+import { createRedisOutageLog } from './queue/redis-outage-log.ts';
 import { createKeySpace } from './record/keys.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
 import { startIntakeRole } from './roles/intake-role.ts';
@@ -93,7 +94,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   try {
     const redis = redisTarget(options.redisUrl, config.redis);
-    const intakeRedis = createIntakeConnection(redis, logger);
+    const outage = createRedisOutageLog({ logger });
+    const intakeRedis = createIntakeConnection(redis, outage);
     lifecycle.onClose('redis', () => closeConnection(intakeRedis));
     const durability = await checkDurability(intakeRedis, config, logger);
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
@@ -127,6 +129,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ledger,
       redis,
       intakeRedis,
+      outage,
       durability,
       ...(options.random ? { random: options.random } : {}),
       ...(options.resolver ? { resolver: options.resolver } : {}),

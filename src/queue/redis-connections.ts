@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { Logger } from '../logger.ts';
+import type { RedisOutageLog } from './redis-outage-log.ts';
 
 /**
  * A connection to the gateway's Redis: one server (directly or through Sentinel) or a Redis
@@ -90,7 +90,7 @@ function open(target: RedisTarget, options: RedisOptions): RedisClient {
  * and a command timeout, so that a Redis that hangs without closing the connection gives
  * 451 too rather than a session stuck until its socket timeout.
  */
-export function createIntakeConnection(target: RedisTarget, logger: Logger): RedisClient {
+export function createIntakeConnection(target: RedisTarget, outage: RedisOutageLog): RedisClient {
   return watch(
     open(target, {
       enableOfflineQueue: false,
@@ -100,7 +100,7 @@ export function createIntakeConnection(target: RedisTarget, logger: Logger): Red
       connectionName: 'ingest-gateway:intake',
       retryStrategy: reconnectDelay,
     }),
-    logger,
+    outage,
     'intake',
   );
 }
@@ -109,13 +109,17 @@ export function createIntakeConnection(target: RedisTarget, logger: Logger): Red
  * A connection for BullMQ workers and readers that should wait out a Redis restart:
  * BullMQ requires `maxRetriesPerRequest: null` for its blocking commands.
  */
-export function createWorkerConnection(target: RedisTarget, logger: Logger, name = 'worker'): RedisClient {
+export function createWorkerConnection(
+  target: RedisTarget,
+  outage: RedisOutageLog,
+  name = 'worker',
+): RedisClient {
   const options: RedisOptions = {
     maxRetriesPerRequest: null,
     connectionName: `ingest-gateway:${name}`,
     retryStrategy: reconnectDelay,
   };
-  return watch(open(target, options), logger, name);
+  return watch(open(target, options), outage, name);
 }
 
 /** Reconnect quickly at first, then every 2 s at most: Redis restarts take seconds. */
@@ -123,30 +127,18 @@ function reconnectDelay(times: number): number {
   return Math.min(times * 100, 2000);
 }
 
-/** Log connection state changes once per change, not once per failed retry. */
-function watch(client: RedisClient, logger: Logger, name: string): RedisClient {
-  const log = logger.child({ redis: name });
-  let lastError = '';
-  client.on('error', (err: Error) => {
-    if (err.message === lastError) return;
-    lastError = err.message;
-    log.warn({ err }, 'redis connection error');
-  });
+/** Tell the process's outage log of this connection's losses and recoveries. */
+function watch(client: RedisClient, outage: RedisOutageLog, name: string): RedisClient {
+  client.on('error', (err: Error) => outage.lost(name, err));
+  client.on('ready', () => outage.ready(name));
   if (client instanceof Cluster) {
     // A Cluster reports a lost node here, once per failed command or reconnect, until its
-    // replica takes over: say it once per node, again only after the node has rejoined.
-    const failing = new Set<string>();
-    client.on('node error', (err: Error, node: string) => {
-      if (failing.has(node)) return;
-      failing.add(node);
-      log.warn({ err, node }, 'redis cluster node error');
-    });
-    client.on('+node', (node: Redis) => failing.delete(`${node.options.host}:${node.options.port}`));
+    // replica takes over: the outage lasts until the node rejoins or leaves the slot map.
+    const nodeName = (node: Redis) => `${name} ${node.options.host}:${node.options.port}`;
+    client.on('node error', (err: Error, node: string) => outage.lost(`${name} ${node}`, err));
+    client.on('+node', (node: Redis) => outage.ready(nodeName(node)));
+    client.on('-node', (node: Redis) => outage.ready(nodeName(node)));
   }
-  client.on('ready', () => {
-    if (lastError) log.info('redis connection restored');
-    lastError = '';
-  });
   return client;
 }
 

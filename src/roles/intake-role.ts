@@ -24,14 +24,14 @@ export async function startIntakeRole(
   /** Base URL of the record API, for the sourceEmail links. */
   publicUrl: string,
 ): Promise<{ smtp: SmtpIntake; port: number }> {
-  const { config, lifecycle, logger, keys, ledger, intakeRedis, durability, metrics } = context;
+  const { config, lifecycle, logger, keys, ledger, intakeRedis, durability, metrics, outage } = context;
   const queue: Queue<UploadJobData> = createUploadQueue({
     connection: intakeRedis,
     keys,
     attempts: config.upload.attempts,
     retention: config.retention,
   });
-  queue.on('error', (err) => logger.error({ err }, 'upload queue error'));
+  queue.on('error', (err) => outage.absorbs(err) || logger.error({ err }, 'upload queue error'));
   lifecycle.onClose('upload queue', () => queue.close());
   const producer = createProducer({
     redis: intakeRedis,
@@ -61,7 +61,11 @@ export async function startIntakeRole(
     routes: { lookup: (recipient) => routeTable().route(recipient) },
     receive,
     logger,
-    onOutcome: (outcome, code) => metrics.smtpMessages.inc({ outcome, code: String(code) }),
+    onOutcome: (outcome, code) => {
+      metrics.smtpMessages.inc({ outcome, code: String(code) });
+      // A transaction that failed inside while Redis is away counts toward the outage's lines.
+      if (outcome === 'failed') outage.countRefused();
+    },
     rateLimiter: createRateLimiter({
       redis: intakeRedis,
       prefix: config.redis.prefix,

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { RedisClient, RedisTarget } from '../queue/redis-connections.ts';
 import type { Durability } from '../queue/redis-durability.ts';
+import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { DnsResolver } from '../sender/dns-resolver.ts';
@@ -34,6 +35,8 @@ export interface RoleContext {
   readonly redis: RedisTarget;
   /** The connection the intake, the HTTP API and blob reads share. */
   readonly intakeRedis: RedisClient;
+  /** The one account of Redis outages every connection and queue of this process reports to. */
+  readonly outage: RedisOutageLog;
   readonly durability: Durability;
   /** Jitter source for upload retries; tests pass () => 0 so a retry follows at once. */
   readonly random?: () => number;

@@ -3,7 +3,9 @@ import { asError } from '../errors.ts';
 import { createParsingApiClient, type ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import { createSwitchableClient, type SwitchableClient } from '../parsing-api/switchable-client.ts';
 import { closeConnection, createWorkerConnection } from '../queue/redis-connections.ts';
+import { createUploadQueue } from '../queue/upload-queue.ts';
 import { type CompletionJobData, createCompletionQueue } from '../uploader/completion-queue.ts';
+import { createRecordReconciler } from '../uploader/reconcile-records.ts';
 import { createCompletionWorker } from '../uploader/track-completion.ts';
 import type { UploadWorkspaces } from '../uploader/upload-settings-schema.ts';
 import { createUploadWorker, type UploadWorker } from '../uploader/upload-worker.ts';
@@ -18,7 +20,7 @@ export async function startUploadRole(
   context: RoleContext,
   workspaces: UploadWorkspaces,
 ): Promise<UploadWorker> {
-  const { config, settings, lifecycle, logger, keys, ledger, redis } = context;
+  const { config, settings, lifecycle, logger, keys, ledger, redis, outage } = context;
   const apiClient = ({ config: next, apiBaseUrl, apiKey }: RunningSettings): ParsingApiClient =>
     createParsingApiClient({
       baseUrl: apiBaseUrl,
@@ -38,7 +40,7 @@ export async function startUploadRole(
   // Closed after both workers: what is still in flight then was handed back to the queue
   // (upload.closeTimeout), so it is cut off rather than waited for.
   lifecycle.onClose('api client', () => client.destroy());
-  const workerRedis = createWorkerConnection(redis, logger);
+  const workerRedis = createWorkerConnection(redis, outage);
   lifecycle.onClose('worker redis', () => closeConnection(workerRedis));
 
   // Completion tracking (workspaces[].trackCompletion): its queue, fed by the upload worker,
@@ -46,9 +48,9 @@ export async function startUploadRole(
   let completion: Queue<CompletionJobData> | undefined;
   if (config.workspaces.some((workspace) => workspace.trackCompletion)) {
     const queue = createCompletionQueue({ connection: workerRedis, keys });
-    queue.on('error', (err) => logger.error({ err }, 'completion queue error'));
+    queue.on('error', (err) => outage.absorbs(err) || logger.error({ err }, 'completion queue error'));
     lifecycle.onClose('completion queue', () => queue.close());
-    const completionRedis = createWorkerConnection(redis, logger, 'completion');
+    const completionRedis = createWorkerConnection(redis, outage, 'completion');
     lifecycle.onClose('completion redis', () => closeConnection(completionRedis));
     const poller = createCompletionWorker({
       connection: completionRedis,
@@ -63,6 +65,7 @@ export async function startUploadRole(
   }
 
   const worker = createUploadWorker({
+    outage,
     connection: workerRedis,
     redis: context.intakeRedis,
     keys,
@@ -83,6 +86,16 @@ export async function startUploadRole(
     ...(completion ? { completion } : {}),
   });
   await lifecycle.start('upload worker', worker);
+  // The records follow the finished jobs even when a crash cut the job's own write short.
+  const finishedJobs = createUploadQueue({
+    connection: workerRedis,
+    keys,
+    attempts: config.upload.attempts,
+    retention: config.retention,
+  });
+  finishedJobs.on('error', (err) => outage.absorbs(err) || logger.error({ err }, 'upload queue error'));
+  lifecycle.onClose('reconciler queue', () => finishedJobs.close());
+  await lifecycle.start('record reconciler', createRecordReconciler({ queue: finishedJobs, ledger, logger }));
   // Paused because the service refused the key: the reload may bring the right one.
   settings.onChange(() => worker.resume());
   return worker;

@@ -10,6 +10,7 @@ import { RefusalError } from '../errors.ts';
 import type { ReceiveMessage } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
 import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
+import { classifyConnectionError } from './connection-error.ts';
 import { EdgeSmtpServer } from './edge-server.ts';
 import { compileNetworkList } from './network-list.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -52,6 +53,32 @@ export interface SmtpIntake {
   close(): Promise<void>;
 }
 
+/** Where a refusal happened and whom it refused: every refusal's log line says both. */
+interface RefusedAt {
+  stage: 'connect' | 'MAIL' | 'RCPT';
+  sessionId: string;
+  remoteAddress: string | null;
+  /** The envelope sender; null before MAIL and for the null reverse-path. */
+  mailFrom: string | null;
+  recipient?: string;
+}
+
+const REFUSED: Record<RefusedAt['stage'], string> = {
+  connect: 'connection refused',
+  MAIL: 'sender refused',
+  RCPT: 'recipient refused',
+};
+
+/** The client and the envelope sender of a session, as every refusal's log line carries them. */
+function whoSends(session: SMTPServerSession): Omit<RefusedAt, 'stage'> {
+  const mailFrom = session.envelope.mailFrom;
+  return {
+    sessionId: session.id,
+    remoteAddress: session.remoteAddress || null,
+    mailFrom: mailFrom ? mailFrom.address || null : null,
+  };
+}
+
 export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   const { settings, routes, receive } = options;
   const log = options.logger.child({ component: 'smtp' });
@@ -80,13 +107,15 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     closeTimeout: settings.closeTimeout,
     logger: false,
     onConnect(session, callback) {
-      answer(admitConnection(session), callback);
+      answer(admitConnection(session), callback, { stage: 'connect', ...whoSends(session) });
     },
     onMailFrom(address, session, callback) {
-      answer(admitSender(address, session), callback);
+      const who = { ...whoSends(session), mailFrom: address.address };
+      answer(admitSender(address, session), callback, { stage: 'MAIL', ...who });
     },
     onRcptTo(address, session, callback) {
-      answer(Promise.resolve(admitRecipient(address, session)), callback);
+      const who = { stage: 'RCPT' as const, ...whoSends(session), recipient: address.address };
+      answer(Promise.resolve(admitRecipient(address, session)), callback, who);
     },
     onData(stream, session, callback) {
       const task = handleData(stream, session).then(
@@ -98,7 +127,21 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     },
   };
   const server = new EdgeSmtpServer(serverOptions, edge);
-  server.on('error', (err) => log.error({ err }, 'smtp server error'));
+  server.on('error', (err) => {
+    const seen = classifyConnectionError(err);
+    switch (seen.kind) {
+      case 'client-gone':
+        log.info({ remoteAddress: seen.remoteAddress, code: seen.code }, 'client disconnected');
+        return;
+      case 'tls-failed': {
+        const { remoteAddress, code, reason } = seen;
+        log.info({ remoteAddress, code, reason }, 'TLS handshake failed');
+        return;
+      }
+      case 'internal':
+        log.error({ err }, 'smtp server error');
+    }
+  });
 
   async function admitConnection(session: SMTPServerSession): Promise<RefusalError | null> {
     if (closing) return shuttingDown();
@@ -131,22 +174,34 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     return null;
   }
 
-  /** An smtp-server hook's callback, from a decision: the refusal's reply, or go on. */
+  /**
+   * An smtp-server hook's callback, from a decision: the refusal's reply, or go on. A refusal
+   * is logged with who was refused, since the client may never say what it did about it.
+   */
   function answer(
     decision: Promise<RefusalError | null>,
     callback: (err?: SMTPServerError | null) => void,
+    who: RefusedAt,
   ): void {
     decision.then(
-      (refusal) => callback(refusal ? toSmtpError(replyFor(refusal)) : null),
+      (refusal) => {
+        if (!refusal) return callback(null);
+        const reply = replyFor(refusal);
+        log.info({ ...who, reply: `${reply.responseCode} ${reply.message}` }, REFUSED[who.stage]);
+        callback(toSmtpError(reply));
+      },
       (err: unknown) => {
-        log.error({ err }, 'session check failed');
+        log.error({ err, ...who }, 'session check failed');
         callback(toSmtpError(replyFor(err)));
       },
     );
   }
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const sessionLog = log.child({ sessionId: session.id, transaction: session.transaction });
+    const sessionLog = log.child({
+      transaction: session.transaction,
+      ...whoSends(session),
+    });
     const workspaces: AdmittingWorkspace[] = [];
     const seen = new Set<string>();
     for (const rcpt of session.envelope.rcptTo) {

@@ -2,6 +2,7 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Logger } from '../logger.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
+import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { AttachmentEntry, CompletionStatus } from '../record/message-record.ts';
@@ -24,6 +25,8 @@ import type { UploadWorkspaces } from './upload-settings-schema.ts';
 export interface CompletionWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
   connection: RedisClient;
+  /** Counts the worker's errors while Redis is away instead of logging each. */
+  outage?: RedisOutageLog;
   keys: KeySpace;
   ledger: MessageLedger;
   /** The uploads' client: same key, pool and timeouts. */
@@ -56,7 +59,8 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
     concurrency: options.concurrency ?? 4,
     autorun: false,
   });
-  worker.on('error', (err) => log.error({ err }, 'completion worker error'));
+  // Redis away is the outage log's to report, once, not this listener's on every retry.
+  worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'completion worker error'));
   // The poller itself failed for good (Redis gone through every attempt): say so on the entry.
   worker.on('failed', (job, err) => {
     if (!job) return;

@@ -3,10 +3,12 @@ import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
+import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { CompletionJobData } from './completion-queue.ts';
+import { repair } from './reconcile-records.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import { createUploadAttempt, RecordedUploadFailure, RetryableUploadError } from './upload-attempt.ts';
 import type { UploadWorkspaces } from './upload-settings-schema.ts';
@@ -20,6 +22,8 @@ import type { UploadWorkspaces } from './upload-settings-schema.ts';
 export interface UploadWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
   connection: RedisClient;
+  /** Counts the worker's errors while Redis is away instead of logging each. */
+  outage?: RedisOutageLog;
   /** For blobs: any connection to the same Redis. */
   redis: RedisClient;
   keys: KeySpace;
@@ -73,6 +77,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   const upload = createUploadAttempt({
     ...options,
     logger: log,
+    settleWaitMs: options.stalledAfter,
     async pauseUploads(reason) {
       pausedReason = reason;
       // pause(true): do not wait for the active jobs, the one that saw the refusal among them.
@@ -80,7 +85,8 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     },
   });
   const worker = new Worker<UploadJobData>(uploadQueueName, upload, workerOptions(options));
-  worker.on('error', (err) => log.error({ err }, 'upload worker error'));
+  // Redis away is the outage log's to report, once, not this listener's on every retry.
+  worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'upload worker error'));
   worker.on('failed', (job, err) => {
     if (job && !(err instanceof RecordedUploadFailure)) recordGivenUp(options.ledger, log, job, err);
   });
@@ -139,16 +145,13 @@ function workerOptions(options: UploadWorkerOptions): WorkerOptions {
 /**
  * A job that failed for good on something other than an API answer (Redis gone while reading
  * its blob, a worker that kept dying mid-job so BullMQ gave up on it as stalled) must not be
- * left looking "uploading". A RecordedUploadFailure was recorded where it was thrown.
+ * left looking "uploading". A RecordedUploadFailure was recorded where it was thrown. Should
+ * this process die before the write, the record reconciler repairs the entry at the next start.
  */
 function recordGivenUp(ledger: MessageLedger, log: Logger, job: Job<UploadJobData>, err: Error): void {
   void (async () => {
     if (!(await job.isFailed())) return;
-    await ledger.updateEntry(job.data.messageId, job.data.entry, {
-      state: 'failed',
-      reason: `gave up: ${err.message}`,
-    });
-    log.warn({ queueId: job.data.messageId, jobId: job.id, reason: err.message }, 'upload failed');
+    await repair(ledger, job, { state: 'failed', failedReason: err.message }, log);
   })().catch((updateErr: unknown) =>
     log.error({ err: updateErr, jobId: job.id }, 'could not record a failed upload'),
   );
