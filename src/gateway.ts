@@ -152,6 +152,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           client,
           workspaces,
           logger,
+          closeTimeout: config.upload.closeTimeout,
         });
         steps.push({ name: 'completion worker', close: () => poller.close() });
         await poller.start();

@@ -6,6 +6,7 @@ import type { KeySpace } from '../queue/keys.ts';
 import type { MessageLedger } from '../queue/message-ledger.ts';
 import type { AttachmentEntry, CompletionStatus } from '../queue/message-record.ts';
 import { inspectResponse } from './classify-response.ts';
+import { closeWorker, createRunningJobs } from './close-worker.ts';
 import { decidePoll } from './completion-policy.ts';
 import { type CompletionJobData, completionQueueName } from './completion-queue.ts';
 import type { ParsingApiClient } from './parsing-api-client.ts';
@@ -34,12 +35,14 @@ export interface CompletionWorkerOptions {
   logger: Logger;
   /** Epoch milliseconds; injected for tests, default Date.now. */
   now?: () => number;
+  /** How long close() waits for polls in flight, ms; default 30 s (upload.closeTimeout). */
+  closeTimeout?: number;
 }
 
 export interface CompletionWorker {
   start(): Promise<void>;
   readonly running: boolean;
-  /** Finishes the polls in flight, then stops. Idempotent. */
+  /** Finishes the polls in flight (up to closeTimeout), then stops. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -49,13 +52,18 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
   const now = options.now ?? Date.now;
   let running = false;
   let closing: Promise<void> | undefined;
+  const jobs = createRunningJobs();
 
-  const worker = new Worker<CompletionJobData>(completionQueueName, (job, token) => poll(job, token), {
-    connection: options.connection,
-    prefix: options.keys.queuePrefix,
-    concurrency: options.concurrency ?? 4,
-    autorun: false,
-  });
+  const worker = new Worker<CompletionJobData>(
+    completionQueueName,
+    (job, token) => jobs.track(poll(job, token)),
+    {
+      connection: options.connection,
+      prefix: options.keys.queuePrefix,
+      concurrency: options.concurrency ?? 4,
+      autorun: false,
+    },
+  );
   worker.on('error', (err) => log.error({ err }, 'completion worker error'));
   // The poller itself failed for good (Redis gone through every attempt): say so on the entry.
   worker.on('failed', (job, err) => {
@@ -162,8 +170,13 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
     close() {
       closing ??= (async () => {
         running = false;
-        await worker.close();
-        log.info('completion worker closed');
+        const outcome = await closeWorker(worker, jobs, options.closeTimeout ?? 30_000);
+        if (outcome === 'closed') log.info('completion worker closed');
+        else
+          log.warn(
+            { outcome },
+            'completion worker stopped without finishing its close; polls resume at the next start',
+          );
       })();
       return closing;
     },

@@ -9,6 +9,7 @@ import type { MessageLedger } from '../queue/message-ledger.ts';
 import type { AttachmentEntry, MessageRecord } from '../queue/message-record.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import { type ApiResult, type InspectedResponse, inspectResponse } from './classify-response.ts';
+import { closeWorker, createRunningJobs } from './close-worker.ts';
 import { type CompletionJobData, startTracking } from './completion-queue.ts';
 import { findEarlierUpload } from './find-earlier-upload.ts';
 import type { ParsingApiClient } from './parsing-api-client.ts';
@@ -93,8 +94,9 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   let pausedReason: string | null = null;
   let running = false;
   let closing: Promise<void> | undefined;
+  const jobs = createRunningJobs();
 
-  const worker = new Worker<UploadJobData>(uploadQueueName, (job, token) => upload(job, token), {
+  const worker = new Worker<UploadJobData>(uploadQueueName, (job, token) => jobs.track(upload(job, token)), {
     connection: options.connection,
     prefix: keys.queuePrefix,
     concurrency: options.concurrency,
@@ -400,14 +402,11 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       closing ??= (async () => {
         running = false;
         const limit = options.closeTimeout ?? 30_000;
-        let timer: NodeJS.Timeout | undefined;
-        const deadline = new Promise<'deadline'>((resolve) => {
-          timer = setTimeout(() => resolve('deadline'), limit);
-        });
-        const outcome = await Promise.race([worker.close().then(() => 'closed' as const), deadline]);
-        clearTimeout(timer);
+        const outcome = await closeWorker(worker, jobs, limit);
         if (outcome === 'deadline') {
           log.warn({ ms: limit }, 'uploads still in flight at the deadline are handed back to the queue');
+        } else if (outcome === 'redis unreachable') {
+          log.warn('no upload was in flight; stopped without waiting for Redis to answer the worker');
         } else {
           log.info('upload worker closed');
         }
