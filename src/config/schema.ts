@@ -57,7 +57,7 @@ const smtpSchema = z.strictObject({
   host: nonEmptyString().default('0.0.0.0'),
   /** TCP port; default 2525, 0 picks a free one. Env SMTP_PORT. */
   port: port().default(2525),
-  /** Name in the banner and the EHLO reply; default localhost (set the MX name in production). */
+  /** Name in the banner and the EHLO reply; default localhost (set the MX name in production). Env SMTP_HOSTNAME. */
   hostname: nonEmptyString().default('localhost'),
   /** Bytes; default 26214400 (25 MiB). Advertised with SIZE (RFC 1870) and enforced. */
   maxMessageSize: integer(1, 1024 * MIB).default(25 * MIB),
@@ -223,7 +223,7 @@ const httpSchema = z.strictObject({
   host: nonEmptyString().default('127.0.0.1'),
   /** TCP port; default 8025, 0 picks a free one. Env HTTP_PORT. */
   port: port().default(8025),
-  /** Base URL of `sourceEmail` links, as readers reach this API; default the URL the API listens on. */
+  /** Base URL of `sourceEmail` links, as readers reach this API; default the URL the API listens on. Env PUBLIC_URL. */
   publicUrl: baseUrl().optional(),
   /**
    * Bearer token every endpoint but /healthz requires; required when host is not loopback
