@@ -35,7 +35,7 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
     logger.info({ signal }, 'stopping: no new mail is taken, sessions in DATA and uploads in flight finish');
     // However a step hangs (an upload past its deadline waits on the API's timeout), the
     // process exits by then: what is still in flight is recovered from Redis by the next run.
-    const deadline = config.smtp.closeTimeout + config.upload.closeTimeout + 5000;
+    const deadline = shutdownDeadlineMs(config);
     setTimeout(() => {
       logger.warn({ ms: deadline }, 'stopped at the shutdown deadline; work still in flight is handed back');
       process.exit(0);
@@ -74,6 +74,15 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     process.exit(1);
   }
+}
+
+/**
+ * How long a stop may take, ms: sessions in DATA get smtp.closeTimeout, then uploads in
+ * flight get upload.closeTimeout, and 5 s for the rest. A supervisor's grace period before
+ * SIGKILL (docker-compose.yml's stop_grace_period) should be longer.
+ */
+export function shutdownDeadlineMs(config: GatewayConfig): number {
+  return config.smtp.closeTimeout + config.upload.closeTimeout + 5000;
 }
 
 /** The configured Redis (REDIS_URL wins); with redis.startLocal, a private one when none answers. */
