@@ -154,7 +154,7 @@ const httpSchema = z.strictObject({
   host: nonEmptyString().default('127.0.0.1'),
   /** TCP port; default 8025, 0 picks a free one. Env HTTP_PORT. */
   port: port().default(8025),
-  /** Base URL of `sourceEmail` links, as readers reach this API; default the URL the API listens on. */
+  /** Base URL of `sourceEmail` links, as readers reach this API; default the URL the API listens on. Env PUBLIC_URL. */
   publicUrl: baseUrl().optional(),
   /**
    * Bearer token every endpoint but /healthz requires; required when host is not loopback

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { RedisOutageLog } from './redis-outage-log.ts';
 
@@ -142,16 +143,28 @@ function watch(client: RedisClient, outage: RedisOutageLog, name: string): Redis
   return client;
 }
 
-/** Close a client: QUIT when it is connected, disconnect otherwise; never throws. */
+/**
+ * How long QUIT may wait for its answer, ms. A Redis that is frozen (or behind a dead link)
+ * keeps the socket open and never answers: shutdown must not wait on it.
+ */
+const QUIT_TIMEOUT_MS = 2000;
+
+/** Close a client: QUIT when it is connected, disconnect otherwise or when QUIT is not answered; never throws. */
 export async function closeConnection(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
-  try {
-    if (client.status === 'ready') {
-      await client.quit();
-      return;
-    }
-  } catch {
-    // QUIT failed because the connection went away meanwhile: disconnect below.
+  if (client.status === 'ready') {
+    const timers = new AbortController();
+    const quit = client.quit().then(
+      () => true,
+      // QUIT failed because the connection went away meanwhile: disconnect below.
+      () => false,
+    );
+    const answered = await Promise.race([
+      quit,
+      sleep(QUIT_TIMEOUT_MS, false, { signal: timers.signal }).catch(() => false),
+    ]);
+    timers.abort();
+    if (answered) return;
   }
   client.disconnect();
 }

@@ -53,12 +53,14 @@ export async function startUploadRole(
     const completionRedis = createWorkerConnection(redis, outage, 'completion');
     lifecycle.onClose('completion redis', () => closeConnection(completionRedis));
     const poller = createCompletionWorker({
+      outage,
       connection: completionRedis,
       keys,
       ledger,
       client,
       workspaces,
       logger,
+      closeTimeout: config.upload.closeTimeout,
     });
     await lifecycle.start('completion worker', poller);
     completion = queue;

@@ -7,6 +7,7 @@ import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { AttachmentEntry, CompletionStatus } from '../record/message-record.ts';
 import { inspectResponse } from './classify-response.ts';
+import { closeWorker, createRunningJobs } from './close-worker.ts';
 import { decidePoll } from './completion-policy.ts';
 import { type CompletionJobData, completionQueueName } from './completion-queue.ts';
 import { documentOutcome } from './record-outcome.ts';
@@ -37,6 +38,8 @@ export interface CompletionWorkerOptions {
   logger: Logger;
   /** Epoch milliseconds; injected for tests, default Date.now. */
   now?: () => number;
+  /** How long close() waits for polls in flight, ms; default 30 s (upload.closeTimeout). */
+  closeTimeout?: number;
 }
 
 export interface CompletionWorker {
@@ -53,12 +56,17 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
   let running = false;
   let closing: Promise<void> | undefined;
 
-  const worker = new Worker<CompletionJobData>(completionQueueName, (job, token) => poll(job, token), {
-    connection: options.connection,
-    prefix: options.keys.queuePrefix,
-    concurrency: options.concurrency ?? 4,
-    autorun: false,
-  });
+  const jobs = createRunningJobs();
+  const worker = new Worker<CompletionJobData>(
+    completionQueueName,
+    (job, token) => jobs.track(poll(job, token)),
+    {
+      connection: options.connection,
+      prefix: options.keys.queuePrefix,
+      concurrency: options.concurrency ?? 4,
+      autorun: false,
+    },
+  );
   // Redis away is the outage log's to report, once, not this listener's on every retry.
   worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'completion worker error'));
   // The poller itself failed for good (Redis gone through every attempt): say so on the entry.
@@ -166,8 +174,13 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
     close() {
       closing ??= (async () => {
         running = false;
-        await worker.close();
-        log.info('completion worker closed');
+        const outcome = await closeWorker(worker, jobs, options.closeTimeout ?? 30_000);
+        if (outcome === 'closed') log.info('completion worker closed');
+        else
+          log.warn(
+            { outcome },
+            'completion worker stopped without finishing its close; polls resume at the next start',
+          );
       })();
       return closing;
     },

@@ -7,6 +7,7 @@ import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
+import { closeWorker, createRunningJobs, type RunningJobs } from './close-worker.ts';
 import type { CompletionJobData } from './completion-queue.ts';
 import { repair } from './reconcile-records.ts';
 import { retryDelayMs } from './retry-delay.ts';
@@ -84,7 +85,12 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
       await worker.pause(true);
     },
   });
-  const worker = new Worker<UploadJobData>(uploadQueueName, upload, workerOptions(options));
+  const jobs = createRunningJobs();
+  const worker = new Worker<UploadJobData>(
+    uploadQueueName,
+    (job, token) => jobs.track(upload(job, token)),
+    workerOptions(options),
+  );
   // Redis away is the outage log's to report, once, not this listener's on every retry.
   worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'upload worker error'));
   worker.on('failed', (job, err) => {
@@ -112,7 +118,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     },
     close() {
       running = false;
-      closing ??= closeWithin(worker, options.closeTimeout ?? 30_000, log);
+      closing ??= closeWithin(worker, jobs, options.closeTimeout ?? 30_000, log);
       return closing;
     },
   };
@@ -158,15 +164,17 @@ function recordGivenUp(ledger: MessageLedger, log: Logger, job: Job<UploadJobDat
 }
 
 /** Waits for the uploads in flight up to `limitMs`, then leaves them to stall recovery. */
-async function closeWithin(worker: Worker<UploadJobData>, limitMs: number, log: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'deadline'>((resolve) => {
-    timer = setTimeout(() => resolve('deadline'), limitMs);
-  });
-  const outcome = await Promise.race([worker.close().then(() => 'closed' as const), deadline]);
-  clearTimeout(timer);
+async function closeWithin(
+  worker: Worker<UploadJobData>,
+  jobs: RunningJobs,
+  limitMs: number,
+  log: Logger,
+): Promise<void> {
+  const outcome = await closeWorker(worker, jobs, limitMs);
   if (outcome === 'deadline') {
     log.warn({ ms: limitMs }, 'uploads still in flight at the deadline are handed back to the queue');
+  } else if (outcome === 'redis unreachable') {
+    log.warn('no upload was in flight; stopped without waiting for Redis to answer the worker');
   } else {
     log.info('upload worker closed');
   }
