@@ -7,6 +7,7 @@ import type {
   SMTPServerSession,
 } from 'smtp-server';
 import { RefusalError } from '../errors.ts';
+import type { IntakeWorkspace } from '../intake/intake-settings-schema.ts';
 import type { ReceiveMessage } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
 import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
@@ -25,7 +26,7 @@ import type { StartTlsOptions } from './tls-options.ts';
 
 export interface SmtpRoutes {
   /** The workspace an ingest address belongs to, or undefined. */
-  lookup(recipient: string): AdmittingWorkspace | undefined;
+  lookup(recipient: string): AdmittingWorkspace<IntakeWorkspace> | undefined;
 }
 
 export interface SmtpIntakeOptions {
@@ -147,7 +148,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const sessionLog = log.child({ sessionId: session.id, transaction: session.transaction });
-    const workspaces: AdmittingWorkspace[] = [];
+    const workspaces: AdmittingWorkspace<IntakeWorkspace>[] = [];
     const seen = new Set<string>();
     for (const rcpt of session.envelope.rcptTo) {
       const routed = routes.lookup(rcpt.address);

@@ -24,6 +24,9 @@ function leaf(index: number, fields: Partial<LeafPart> = {}): LeafPart {
     stored: true,
     exclusion: null,
     textContent: false,
+    path: `part ${index + 1}`,
+    container: null,
+    inArchive: false,
     ...fields,
   };
 }
