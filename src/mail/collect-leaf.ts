@@ -194,14 +194,14 @@ function containerOf(
     declaredType: leaf.declaredType,
     fileName,
   });
-  return kind === null ? null : { kind, outcome: `a ${CONTAINER_NAMES[kind]}, not opened` };
+  return kind === null ? null : { kind, outcome: `${CONTAINER_NAMES[kind]}, not opened` };
 }
 
 function tooLargeToOpen(container: ContainerPart, context: CollectContext): ContainerPart {
   const megabytes = Number((context.maxPartSize / MEGABYTE).toPrecision(3));
   return {
     kind: container.kind,
-    outcome: `a ${CONTAINER_NAMES[container.kind]} larger than the ${megabytes} MB this server opens`,
+    outcome: `${CONTAINER_NAMES[container.kind]} larger than the ${megabytes} MB this server opens`,
   };
 }
 

@@ -24,9 +24,9 @@ export type ContainerKind = 'tnef' | 'outlook-item' | 'zip';
 
 /** How a container is named in records and replies. */
 export const CONTAINER_NAMES: Readonly<Record<ContainerKind, string>> = {
-  tnef: 'TNEF container (application/ms-tnef)',
-  'outlook-item': 'Outlook item (.msg)',
-  zip: 'ZIP archive',
+  tnef: 'a TNEF container (application/ms-tnef)',
+  'outlook-item': 'an Outlook item (.msg)',
+  zip: 'a ZIP archive',
 };
 
 /** A container that cannot be opened as a whole: malformed, or past a bound. */

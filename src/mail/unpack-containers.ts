@@ -60,7 +60,7 @@ export async function unpackContainers(walk: WalkResult, context: UnpackContext)
     if (container.kind === 'zip' && !context.unpackArchives) {
       parts[position] = withOutcome(
         part,
-        `a ${name}, not opened: no workspace it is addressed to sets archives: unpack`,
+        `${name}, not opened: no workspace it is addressed to sets archives: unpack`,
       );
       continue;
     }
@@ -81,10 +81,10 @@ export async function unpackContainers(walk: WalkResult, context: UnpackContext)
     } catch (err) {
       await Promise.allSettled(writers.map((writer) => writer.discard()));
       if (!(err instanceof ContainerError)) throw err;
-      parts[position] = withOutcome(part, `a ${name} that cannot be opened: ${err.message}`);
+      parts[position] = withOutcome(part, `${name} that cannot be opened: ${err.message}`);
       continue;
     }
-    const opened = `a ${name}, opened: its ${inner.length} ${inner.length === 1 ? 'file is' : 'files are'} listed on their own`;
+    const opened = `${name}, opened: its ${inner.length} ${inner.length === 1 ? 'file is' : 'files are'} listed on their own`;
     parts[position] = withOutcome(
       part,
       container.kind === 'zip' ? `${opened}, for the workspaces that set archives: unpack` : opened,
@@ -156,7 +156,7 @@ async function takeOut(
     exclusion:
       nested === null
         ? null
-        : `a ${CONTAINER_NAMES[nested]} inside a container, not opened (containers are opened one level deep)`,
+        : `${CONTAINER_NAMES[nested]} inside a container, not opened (containers are opened one level deep)`,
     textContent: found.text,
   };
 }
