@@ -25,7 +25,9 @@ const IMAGE_TYPES = new Set(['png', 'jpg', 'tiff']);
 /**
  * Which parts become documents (DESIGN.md, Ingest rule 3): candidates of a supported type,
  * except images the HTML body shows by cid: (a logo, a pasted picture). A referenced PDF is
- * still a document: only pictures are part of how a body looks.
+ * still a document: only pictures are part of how a body looks. Files taken out of a ZIP
+ * archive (`inArchive`) are among the documents; decide() gives them only to the workspaces
+ * that set `archives: unpack`.
  */
 export function selectAttachments(result: WalkResult): Selection {
   const documents: LeafPart[] = [];
@@ -42,6 +44,8 @@ export function selectAttachments(result: WalkResult): Selection {
 function skipReason(part: LeafPart, htmlCids: ReadonlySet<string>): string | null {
   if (part.exclusion !== null) return part.exclusion;
   if (part.size === 0) return 'empty part';
+  // A container is never a document itself: its files are parts of their own (unpack-containers.ts).
+  if (part.container !== null) return part.container.outcome;
   if (isImage(part) && part.contentId !== null && htmlCids.has(part.contentId.toLowerCase())) {
     return 'inline image referenced by the message body';
   }

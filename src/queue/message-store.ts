@@ -1,4 +1,4 @@
-import type { PartStore, PartWriter } from '../mail/part-store.ts';
+import type { PartReader, PartStore, PartWriter } from '../mail/part-store.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { type AppendWriter, createAppendWriter } from './append-writer.ts';
 import type { RedisClient } from './redis-connections.ts';
@@ -12,6 +12,8 @@ export interface IncomingMessage {
   readonly messageId: string;
   readonly raw: AppendWriter;
   readonly parts: PartStore;
+  /** Reads a stored part back whole (a container, at most smtp.maxPartSize), once it is ended. */
+  readonly storedParts: PartReader;
   /** Every key written so far, for the commit and for cleanup. */
   partKeys(): ReadonlyMap<number, string>;
   /** Forget everything written for this message (it was refused or failed). */
@@ -31,10 +33,20 @@ export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageI
     },
   };
 
+  const storedParts: PartReader = {
+    async readPart(index) {
+      const writer = writers.get(index);
+      const bytes = writer === undefined ? null : await redis.getBuffer(writer.key);
+      if (bytes === null) throw new Error(`part ${index} of ${messageId} was not stored`);
+      return bytes;
+    },
+  };
+
   return {
     messageId,
     raw,
     parts,
+    storedParts,
     partKeys() {
       return new Map([...writers].map(([index, writer]) => [index, writer.key]));
     },

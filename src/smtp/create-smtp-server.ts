@@ -7,6 +7,7 @@ import type {
   SMTPServerSession,
 } from 'smtp-server';
 import { RefusalError } from '../errors.ts';
+import type { IntakeWorkspace } from '../intake/intake-settings-schema.ts';
 import type { ReceiveMessage } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
 import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
@@ -26,7 +27,7 @@ import type { StartTlsOptions } from './tls-options.ts';
 
 export interface SmtpRoutes {
   /** The workspace an ingest address belongs to, or undefined. */
-  lookup(recipient: string): AdmittingWorkspace | undefined;
+  lookup(recipient: string): AdmittingWorkspace<IntakeWorkspace> | undefined;
 }
 
 export interface SmtpIntakeOptions {
@@ -202,7 +203,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
       transaction: session.transaction,
       ...whoSends(session),
     });
-    const workspaces: AdmittingWorkspace[] = [];
+    const workspaces: AdmittingWorkspace<IntakeWorkspace>[] = [];
     const seen = new Set<string>();
     for (const rcpt of session.envelope.rcptTo) {
       const routed = routes.lookup(rcpt.address);

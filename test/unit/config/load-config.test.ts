@@ -83,7 +83,7 @@ describe('loadConfig', () => {
       log: { level: 'info' },
       auth: { senderAuthentication: 'off', trustedArcSealers: [] },
       dns: { servers: [], timeout: 5000, tries: 2 },
-      workspaces: [{ identifier: 'ws-1', ingestEmail: 'In@ingest.example' }],
+      workspaces: [{ identifier: 'ws-1', ingestEmail: 'In@ingest.example', archives: 'skip' }],
     });
   });
 

@@ -22,6 +22,9 @@ function leaf(overrides: Partial<LeafPart>): LeafPart {
     stored: true,
     exclusion: null,
     textContent: false,
+    path: `part ${index + 1}`,
+    container: null,
+    inArchive: false,
     ...overrides,
   };
 }
