@@ -14,6 +14,7 @@ import {
 import { assessNodes, type Durability, readRedisFacts } from './queue/redis-durability.ts';
 import { createRedisOutageLog } from './queue/redis-outage-log.ts';
 import { createKeySpace } from './record/keys.ts';
+import { createMessageIndex } from './record/message-index.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
 import { startIntakeRole } from './roles/intake-role.ts';
 import type { RoleContext, RunningSettings } from './roles/role-context.ts';
@@ -99,6 +100,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     lifecycle.onClose('redis', () => closeConnection(intakeRedis));
     const durability = await checkDurability(intakeRedis, config, logger);
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
+    const index = createMessageIndex(intakeRedis, keys, config.retention.messages);
     warnUnidentifiable(config.workspaces, logger);
 
     let worker: UploadWorker | undefined;
@@ -127,6 +129,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       metrics,
       keys,
       ledger,
+      index,
       redis,
       intakeRedis,
       outage,
