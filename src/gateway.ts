@@ -8,18 +8,22 @@ import { createMetrics, type GatewayMetrics } from './metrics.ts';
 import {
   closeConnection,
   createIntakeConnection,
+  createWorkerConnection,
   type RedisClient,
   redisTarget,
 } from './queue/redis-connections.ts';
 import { assessNodes, type Durability, readRedisFacts } from './queue/redis-durability.ts';
 import { createRedisOutageLog } from './queue/redis-outage-log.ts';
+import { createUploadQueue } from './queue/upload-queue.ts';
 import { createKeySpace } from './record/keys.ts';
+import { createMessageIndex } from './record/message-index.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
 import { startIntakeRole } from './roles/intake-role.ts';
 import type { RoleContext, RunningSettings } from './roles/role-context.ts';
 import { startUploadRole } from './roles/upload-role.ts';
 import type { DnsResolver } from './sender/dns-resolver.ts';
 import type { SmtpIntake } from './smtp/create-smtp-server.ts';
+import { createFailedUploads } from './uploader/failed-uploads.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import type { UploadWorkspaces } from './uploader/upload-settings-schema.ts';
 import type { UploadWorker } from './uploader/upload-worker.ts';
@@ -99,7 +103,21 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     lifecycle.onClose('redis', () => closeConnection(intakeRedis));
     const durability = await checkDurability(intakeRedis, config, logger);
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
+    const index = createMessageIndex(intakeRedis, keys, config.retention.messages);
     warnUnidentifiable(config.workspaces, logger);
+    // The HTTP API lists and retries failed uploads in every role, so it has a handle on the
+    // upload queue of its own (a Queue holds no connection or loop beyond the one it is given).
+    const uploadQueue = createUploadQueue({
+      connection: intakeRedis,
+      keys,
+      attempts: config.upload.attempts,
+      retention: config.retention,
+    });
+    uploadQueue.on(
+      'error',
+      (err) => outage.absorbs(err) || logger.error({ err }, 'upload queue error (HTTP API)'),
+    );
+    lifecycle.onClose('upload queue (HTTP API)', () => uploadQueue.close());
 
     let worker: UploadWorker | undefined;
     let smtp: SmtpIntake | undefined;
@@ -109,10 +127,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       redis: intakeRedis,
       keys,
       ledger,
+      index,
+      failedUploads: createFailedUploads({ queue: uploadQueue, redis: intakeRedis, keys, ledger }),
       metrics,
       logger,
       readiness: () => readiness(intakeRedis, durability, smtp, worker),
       token: config.http.token ?? null,
+      allowReset: config.http.allowReset,
+      // Waits out a Redis restart like a worker's connection; closed with the HTTP API.
+      subscriber: () => createWorkerConnection(redis, outage, 'settled'),
     });
     const { url: httpUrl } = await lifecycle.start('http', {
       start: () => http.start(config.http.host, config.http.port),
@@ -127,6 +150,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       metrics,
       keys,
       ledger,
+      index,
       redis,
       intakeRedis,
       outage,

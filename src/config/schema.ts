@@ -161,6 +161,11 @@ const httpSchema = z.strictObject({
    * (the API serves whole e-mails). At least 16 characters. Env HTTP_TOKEN; never printed.
    */
   token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  /**
+   * DELETE /v1/messages erases everything the gateway stored under redis.prefix, for test
+   * isolation; default false (the route answers 403). Never in production.
+   */
+  allowReset: z.boolean().default(false),
 });
 
 const logSchema = z.strictObject({

@@ -5,8 +5,17 @@ import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
 import type { KeySpace } from '../record/keys.ts';
+import type { MessageIndex } from '../record/message-index.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
+import type { FailedUploads } from '../uploader/failed-uploads.ts';
 import { createBearerCheck } from './bearer-token.ts';
+import { eraseEverything } from './erase-everything.ts';
+import { listMessages } from './message-routes.ts';
+import { openApiDocument } from './openapi.ts';
+import { json, refuse } from './respond.ts';
+import { createMessageSearch } from './search-messages.ts';
+import { createSettleNotifier } from './settle-notifier.ts';
+import { listUploads, retryAllUploads, retryUpload } from './upload-routes.ts';
 
 export interface Readiness {
   ready: boolean;
@@ -18,6 +27,8 @@ export interface HttpApiOptions {
   redis: RedisClient;
   keys: KeySpace;
   ledger: MessageLedger;
+  index: MessageIndex;
+  failedUploads: FailedUploads;
   metrics: GatewayMetrics;
   readiness: () => Promise<Readiness>;
   logger: Logger;
@@ -26,6 +37,10 @@ export interface HttpApiOptions {
    * (the configuration requires one when the API listens beyond loopback). null: none.
    */
   token: string | null;
+  /** Opens the connection that hears settle announcements (on the first long poll). */
+  subscriber: () => RedisClient;
+  /** http.allowReset: DELETE /v1/messages erases everything under redis.prefix; else 403. */
+  allowReset: boolean;
 }
 
 export interface HttpApi {
@@ -37,34 +52,55 @@ export interface HttpApi {
 const rawChunkBytes = 1024 * 1024;
 const messagePath = /^\/v1\/messages\/([0-9a-z]{1,64})(\/raw)?$/;
 const documentPath = /^\/v1\/documents\/([^/]{1,200})$/;
+const retryPath = /^\/v1\/uploads\/([^/]{1,200})\/retry$/;
+/** The methods each fixed path answers, for 405 and its Allow header. */
+const methods: ReadonlyMap<string, readonly string[]> = new Map([
+  ['/v1/messages', ['GET', 'HEAD', 'DELETE']],
+  ['/v1/uploads/retry', ['POST']],
+]);
 
 /**
- * Health, readiness, metrics and the message-record API. node:http with a handful of fixed
- * routes: no framework is needed for six GET endpoints.
+ * Health, readiness, metrics, the message-record API (openapi.ts describes it) and failed
+ * uploads. node:http with a table of fixed routes: a dozen endpoints need no framework.
  */
 export function createHttpApi(options: HttpApiOptions): HttpApi {
-  const { redis, keys, ledger, metrics } = options;
+  const { redis, keys, ledger, metrics, failedUploads } = options;
   const log = options.logger.child({ component: 'http' });
   const authorized = createBearerCheck(options.token);
+  const notifier = createSettleNotifier(options.subscriber, keys.settledChannel);
+  const listing = { search: createMessageSearch(ledger, options.index), notifier };
   let closing: Promise<void> | undefined;
 
   const server = createServer((req, res) => {
     route(req, res).catch((err: unknown) => {
       log.error({ err, url: req.url }, 'http request failed');
-      if (!res.headersSent) json(res, 500, { error: 'internal error' });
+      if (!res.headersSent) refuse(res, 500, 'internal error');
       else res.destroy();
     });
   });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
-    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    const path = url.pathname;
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
     // Liveness stays open: a probe needs no secret to learn that the process runs.
-    if (path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (path === '/healthz' && method === 'GET') return json(res, 200, { status: 'ok' });
     if (!authorized(req.headers.authorization)) {
       res.setHeader('www-authenticate', 'Bearer realm="ingest-gateway"');
-      return json(res, 401, { error: 'unauthorized: send Authorization: Bearer <http.token>' });
+      return refuse(res, 401, 'unauthorized: send Authorization: Bearer <http.token>');
     }
+    const retry = retryPath.exec(path);
+    const allowed = methods.get(path) ?? (retry ? ['POST'] : ['GET', 'HEAD']);
+    if (!allowed.includes(req.method ?? 'GET')) {
+      res.setHeader('allow', allowed.join(', '));
+      return refuse(res, 405, `method not allowed: ${path} answers ${allowed.join(', ')}`);
+    }
+    if (retry?.[1]) return retryUpload(res, decodeURIComponent(retry[1]), failedUploads);
+    if (path === '/v1/uploads/retry') return retryAllUploads(res, failedUploads);
+    if (path === '/v1/uploads') return listUploads(res, url.searchParams, failedUploads);
+    if (path === '/v1/messages' && method === 'DELETE') return reset(res);
+    if (path === '/v1/messages') return listMessages(res, url.searchParams, listing);
+    if (path === '/v1/openapi.json') return json(res, 200, openApiDocument);
     if (path === '/readyz') {
       const readiness = await options.readiness();
       return json(res, readiness.ready ? 200 : 503, { ready: readiness.ready, ...readiness.details });
@@ -79,21 +115,31 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const id = message[1];
       if (message[2]) return sendRaw(id, res);
       const record = await ledger.read(id);
-      return record ? json(res, 200, record) : json(res, 404, { error: `no message ${id}` });
+      return record ? json(res, 200, record) : refuse(res, 404, `no message ${id}`);
     }
     const document = documentPath.exec(path);
     if (document?.[1]) {
       const identifier = decodeURIComponent(document[1]);
       const source = await ledger.findDocument(identifier);
-      return source ? json(res, 200, source) : json(res, 404, { error: `no document ${identifier}` });
+      return source ? json(res, 200, source) : refuse(res, 404, `no document ${identifier}`);
     }
-    json(res, 404, { error: 'not found' });
+    refuse(res, 404, 'not found');
+  }
+
+  async function reset(res: ServerResponse): Promise<void> {
+    // 403, not 404: the route exists, and the answer tells a developer which switch turns it on.
+    if (!options.allowReset) {
+      return refuse(res, 403, 'DELETE /v1/messages is off: set http.allowReset: true (test setups only)');
+    }
+    const deleted = await eraseEverything(redis, keys.prefix);
+    log.warn({ deleted }, 'DELETE /v1/messages: erased every key under the prefix');
+    json(res, 200, { deleted });
   }
 
   async function sendRaw(id: string, res: ServerResponse): Promise<void> {
     const key = keys.message(id).raw;
     const length = await redis.strlen(key);
-    if (length === 0) return json(res, 404, { error: `no stored e-mail for message ${id}` });
+    if (length === 0) return refuse(res, 404, `no stored e-mail for message ${id}`);
     res.writeHead(200, {
       'content-type': 'message/rfc822',
       'content-length': String(length),
@@ -116,21 +162,15 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       return { url, port: bound };
     },
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        if (!server.listening) return resolve();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          if (!server.listening) return resolve();
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await notifier.close();
+      })();
       return closing;
     },
   };
-}
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body, null, 2);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }

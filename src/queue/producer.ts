@@ -3,6 +3,7 @@ import { Cluster } from 'ioredis';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { KeySpace } from '../record/keys.ts';
+import type { MessageIndex } from '../record/message-index.ts';
 import { type MessageLedger, recordFields } from '../record/message-ledger.ts';
 import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
 import type { IncomingMessage } from './message-store.ts';
@@ -38,6 +39,8 @@ export interface ProducerOptions {
   keys: KeySpace;
   queue: Queue<UploadJobData>;
   ledger: MessageLedger;
+  /** The listing index of GET /v1/messages. */
+  index: MessageIndex;
   logger: Logger;
   /** retention.messages: seconds the message's keys live after the commit. */
   messageTtlSeconds: number;
@@ -73,7 +76,8 @@ return 0`;
  *   1. one MULTI under the message's hash tag: parts renamed to their blobs, unused parts
  *      deleted, blob reference counts and the record (status `committed`);
  *   2. the delivery hash remembered for a week → message id;
- *   3. the jobs added, with stable ids;
+ *   3. the message added to the listing index (its own hash tag, so outside the MULTI), and
+ *      the jobs added, with stable ids;
  *   4. the record marked `enqueued` (and, with redis.waitAof, fsynced).
  * A repeated delivery finds its hash: if the earlier one got as far as step 2 but not 4, the
  * repeat finishes it (steps 3–4 are idempotent), and both get the same id, so no attachment
@@ -82,7 +86,7 @@ return 0`;
  * complete message.
  */
 export function createProducer(options: ProducerOptions): Producer {
-  const { redis, keys, queue, ledger } = options;
+  const { redis, keys, queue, ledger, index } = options;
   const log = options.logger.child({ component: 'producer' });
 
   function jobsOf(messageId: string, entries: readonly AttachmentEntry[]) {
@@ -103,7 +107,12 @@ export function createProducer(options: ProducerOptions): Producer {
       }));
   }
 
-  async function finish(messageId: string, entries: readonly AttachmentEntry[]): Promise<void> {
+  async function finish(
+    messageId: string,
+    receivedAt: string,
+    entries: readonly AttachmentEntry[],
+  ): Promise<void> {
+    await index.add(messageId, receivedAt);
     const jobs = jobsOf(messageId, entries);
     if (jobs.length > 0) await queue.addBulk(jobs);
     await ledger.markEnqueued(messageId);
@@ -158,7 +167,7 @@ export function createProducer(options: ProducerOptions): Producer {
         const earlier = earlierId === null ? null : await ledger.read(earlierId);
         if (earlierId !== null && earlier) {
           await message.incoming.discard();
-          if (earlier.status !== 'enqueued') await finish(earlierId, earlier.attachments);
+          if (earlier.status !== 'enqueued') await finish(earlierId, earlier.receivedAt, earlier.attachments);
           if (options.waitAofTimeout !== null) await waitForFsync(redis, options.waitAofTimeout);
           log.info({ queueId: earlierId }, 'repeated delivery of an accepted message');
           return { messageId: earlierId, duplicate: true };
@@ -184,7 +193,7 @@ export function createProducer(options: ProducerOptions): Producer {
       }
       // The record exists now: remember the delivery for as long as senders retry.
       await redis.set(deliveryKey, id, 'EX', deliveryMemorySeconds);
-      await finish(id, message.entries);
+      await finish(id, message.summary.receivedAt, message.entries);
       if (options.waitAofTimeout !== null) await waitForFsync(redis, options.waitAofTimeout);
       return { messageId: message.incoming.messageId, duplicate: false };
     },

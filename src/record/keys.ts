@@ -27,6 +27,13 @@ export interface KeySpace {
   document(documentIdentifier: string): string;
   /** Content hash of a delivery → the message id it was accepted as. */
   delivery(contentHash: string): string;
+  /**
+   * The listing index: a sorted set of message ids scored by receivedAt (milliseconds), for
+   * GET /v1/messages newest first. Its own hash tag: it is written after the message's MULTI.
+   */
+  messageIndex: string;
+  /** Pub/sub channel told the message id whenever an attachment reaches a final state. */
+  settledChannel: string;
   /** Prefix handed to BullMQ: its keys become `<prefix>:{queue}:<name>:…`. */
   queuePrefix: string;
 }
@@ -46,6 +53,8 @@ export function createKeySpace(prefix: string): KeySpace {
     },
     document: (documentIdentifier) => `${prefix}:doc:{${documentIdentifier}}`,
     delivery: (contentHash) => `${prefix}:delivery:{${contentHash}}`,
+    messageIndex: `${prefix}:{messages}:index`,
+    settledChannel: `${prefix}:settled`,
     queuePrefix: `${prefix}:{queue}`,
   };
 }

@@ -1,11 +1,18 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { KeySpace } from './keys.ts';
-import type { AttachmentEntry, DocumentSource, MessageRecord, MessageSummary } from './message-record.ts';
+import {
+  type AttachmentEntry,
+  type DocumentSource,
+  finalStates,
+  type MessageRecord,
+  type MessageSummary,
+} from './message-record.ts';
 
 /**
  * The message records: one Redis hash per message (`summary`, `status`, and one field per
  * attachment entry, so a worker updates its own entry without touching the others), and the
- * index from document identifier to its source.
+ * index from document identifier to its source. An entry that reaches a final state is announced
+ * on keys.settledChannel, after it is written, so a long poll (GET /v1/messages?wait=) wakes.
  */
 export interface MessageLedger {
   read(messageId: string): Promise<MessageRecord | null>;
@@ -93,7 +100,12 @@ export function createMessageLedger(
       if (patch === null) return current;
       const next: AttachmentEntry = { ...current, ...patch, entry, updatedAt: new Date().toISOString() };
       const written = await redis.eval(COMPARE_AND_SET_ENTRY, 1, key, field, read, JSON.stringify(next));
-      if (written === 1) return next;
+      if (written === 1) {
+        if (patch.state !== undefined && finalStates.has(patch.state)) {
+          await redis.publish(keys.settledChannel, messageId);
+        }
+        return next;
+      }
       if (written === -1) return null;
     }
     throw new Error(`entry ${entry} of message ${messageId} kept changing under ${MAX_ENTRY_RACES} updates`);

@@ -4,7 +4,8 @@ import type { SenderAuthentication } from '../sender/sender-policy.ts';
 export type { WorkspaceDecision };
 
 /** What happened to one attachment for one workspace; the states of DESIGN.md. */
-export type AttachmentState = 'queued' | 'uploading' | 'uploaded' | 'rejected' | 'failed' | 'skipped';
+export const attachmentStates = ['queued', 'uploading', 'uploaded', 'rejected', 'failed', 'skipped'] as const;
+export type AttachmentState = (typeof attachmentStates)[number];
 
 export interface AttachmentEntry {
   /** Position of this entry in the record's `attachments`. */
@@ -97,4 +98,17 @@ export interface DocumentSource {
   fileName: string;
   sourceEmail: string;
   sourceEmailAddress: string | null;
+}
+
+/** The states after which an attachment changes no more (completion tracking aside). */
+export const finalStates: ReadonlySet<AttachmentState> = new Set([
+  'uploaded',
+  'rejected',
+  'failed',
+  'skipped',
+]);
+
+/** Whether every attachment of the record is in a final state: nothing more will happen to it. */
+export function isSettled(record: Pick<MessageRecord, 'attachments'>): boolean {
+  return record.attachments.every((attachment) => finalStates.has(attachment.state));
 }

@@ -24,7 +24,8 @@ export async function startIntakeRole(
   /** Base URL of the record API, for the sourceEmail links. */
   publicUrl: string,
 ): Promise<{ smtp: SmtpIntake; port: number }> {
-  const { config, lifecycle, logger, keys, ledger, intakeRedis, durability, metrics, outage } = context;
+  const { config, lifecycle, logger, keys, ledger, index, intakeRedis, durability, metrics, outage } =
+    context;
   const queue: Queue<UploadJobData> = createUploadQueue({
     connection: intakeRedis,
     keys,
@@ -38,6 +39,7 @@ export async function startIntakeRole(
     keys,
     queue,
     ledger,
+    index,
     logger,
     messageTtlSeconds: config.retention.messages,
     waitAofTimeout: durability.waitAof ? config.redis.waitAofTimeout : null,

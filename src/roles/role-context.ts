@@ -7,6 +7,7 @@ import type { RedisClient, RedisTarget } from '../queue/redis-connections.ts';
 import type { Durability } from '../queue/redis-durability.ts';
 import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
 import type { KeySpace } from '../record/keys.ts';
+import type { MessageIndex } from '../record/message-index.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { DnsResolver } from '../sender/dns-resolver.ts';
 
@@ -32,6 +33,8 @@ export interface RoleContext {
   readonly metrics: GatewayMetrics;
   readonly keys: KeySpace;
   readonly ledger: MessageLedger;
+  /** The listing index of GET /v1/messages, which the producer adds to. */
+  readonly index: MessageIndex;
   readonly redis: RedisTarget;
   /** The connection the intake, the HTTP API and blob reads share. */
   readonly intakeRedis: RedisClient;

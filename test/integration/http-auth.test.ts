@@ -36,6 +36,9 @@ describe('HTTP API token', () => {
     `/v1/messages/${messageId}/raw`,
     `/v1/documents/${documentIdentifier}`,
     '/v1/messages/unknown',
+    '/v1/messages?q=auth',
+    '/v1/uploads?state=failed',
+    '/v1/openapi.json',
     '/no/such/route',
   ];
 
@@ -81,8 +84,19 @@ describe('HTTP API token', () => {
       [`/v1/messages/${messageId}/raw`]: 200,
       [`/v1/documents/${documentIdentifier}`]: 200,
       '/v1/messages/unknown': 404,
+      '/v1/messages?q=auth': 200,
+      '/v1/uploads?state=failed': 200,
+      '/v1/openapi.json': 200,
       '/no/such/route': 404,
     });
+  });
+
+  it.each([
+    ['DELETE', '/v1/messages'],
+    ['POST', '/v1/uploads/retry'],
+    ['POST', '/v1/uploads/some-job-0/retry'],
+  ])('refuses %s %s without the token, before anything else', async (method, path) => {
+    expect((await fetch(`${base}${path}`, { method })).status).toBe(401);
   });
 
   it('serves the raw e-mail (the record’s sourceEmail) to a token holder', async () => {
@@ -111,5 +125,24 @@ describe('HTTP API on loopback without a token', () => {
     expect(harness.config.http.host).toBe('127.0.0.1');
     expect(harness.httpUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${harness.httpUrl}/readyz`)).status).toBe(200);
+  });
+
+  it('refuses DELETE /v1/messages with 403 while http.allowReset is off (the default), erasing nothing', async () => {
+    const message = await composeMessage({
+      attachments: [{ filename: 'kept.pdf', content: uniquePdf('kept') }],
+    });
+    const id = queuedId((await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message })).data);
+    const response = await fetch(`${harness.httpUrl}/v1/messages`, { method: 'DELETE' });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({
+      error: 'DELETE /v1/messages is off: set http.allowReset: true (test setups only)',
+    });
+    expect((await harness.record(id)).id).toBe(id);
+  });
+
+  it('answers 405 naming the allowed methods for a method a route does not take', async () => {
+    const response = await fetch(`${harness.httpUrl}/v1/uploads/retry`);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
   });
 });

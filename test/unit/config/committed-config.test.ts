@@ -10,7 +10,7 @@ describe('committed configuration files', () => {
     expect(config.smtp).toMatchObject({ host: '127.0.0.1', port: 2525, hostname: 'localhost' });
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
     expect(config.api.mock).toBe(true);
-    expect(config.http).toMatchObject({ host: '127.0.0.1', port: 8025 });
+    expect(config.http).toMatchObject({ host: '127.0.0.1', port: 8025, allowReset: true });
     expect(config.workspaces).toEqual([
       { identifier: 'sample-workspace', ingestEmail: 'documents@ingest.localhost', archives: 'skip' },
     ]);
@@ -37,6 +37,8 @@ describe('committed configuration files', () => {
     expect(config.workspaces).toHaveLength(2);
     expect(config.workspaces[0]?.whitelistIngestAddresses).toEqual(['*@acme.example', 'ap@partner.example']);
     expect(config.workspaces[0]?.upload).toMatchObject({ rejectDuplicates: true, language: 'en' });
+    // The example is a production file: DELETE /v1/messages stays off there.
+    expect(config.http.allowReset).toBe(false);
   });
 
   it('config/gateway.example.yaml without PARSER_API_KEY names the variable', async () => {

@@ -79,7 +79,7 @@ describe('loadConfig', () => {
         maxStalls: 3,
         closeTimeout: 30_000,
       },
-      http: { host: '127.0.0.1', port: 8025 },
+      http: { host: '127.0.0.1', port: 8025, allowReset: false },
       log: { level: 'info' },
       auth: { senderAuthentication: 'off', trustedArcSealers: [] },
       dns: { servers: [], timeout: 5000, tries: 2 },
@@ -370,17 +370,18 @@ describe('api.apiKeyFile', () => {
 describe('listener defaults', () => {
   it('puts the HTTP API on 127.0.0.1:8025, without a token, when the file has no http section', () => {
     const { http } = parse(LIVE);
-    expect(http).toEqual({ host: '127.0.0.1', port: 8025 });
+    expect(http).toEqual({ host: '127.0.0.1', port: 8025, allowReset: false });
     expect(http.token).toBeUndefined();
   });
 
   it('keeps 127.0.0.1 when http sets other keys, or HTTP_PORT and HTTP_TOKEN are set', () => {
-    expect(parse(`http: {port: 0}\n${LIVE}`).http).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(parse(`http: {port: 0}\n${LIVE}`).http).toEqual({ host: '127.0.0.1', port: 0, allowReset: false });
     const token = 'http-token-of-16-chars';
     expect(parse(LIVE, { HTTP_PORT: '9000', HTTP_TOKEN: token }).http).toEqual({
       host: '127.0.0.1',
       port: 9000,
       token,
+      allowReset: false,
     });
   });
 
