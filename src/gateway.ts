@@ -12,6 +12,7 @@ import { createMetrics, type GatewayMetrics } from './metrics.ts';
 import { createParsingApiClient, type ParsingApiClient } from './parsing-api/parsing-api-client.ts';
 import { createSwitchableClient, type SwitchableClient } from './parsing-api/switchable-client.ts';
 import { createProducer } from './queue/producer.ts';
+import { createQueueDepthReader } from './queue/queue-depth.ts';
 import {
   closeConnection,
   createIntakeConnection,
@@ -124,6 +125,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
     warnUnidentifiable(config.workspaces, logger);
+    // Read at each scrape, in every role: the queue is shared by the instances on this Redis.
+    const queueDepth = createQueueDepthReader({ connection: intakeRedis, keys, logger });
+    lifecycle.onClose('queue depth', () => queueDepth.close());
+    metrics.observe({ redisUp: () => intakeRedis.status === 'ready', queueDepth: () => queueDepth.read() });
 
     let worker: UploadWorker | undefined;
     let smtp: SmtpIntake | undefined;
@@ -180,6 +185,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           ledger,
           client,
           workspaces,
+          metrics,
           logger,
         });
         await lifecycle.start('completion worker', poller);
@@ -207,6 +213,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       });
       await lifecycle.start('upload worker', started);
       worker = started;
+      metrics.observe({ uploadsPaused: () => (started.pausedReason === null ? null : 'api_key_refused') });
       // Paused because the service refused the key: the reload may bring the right one.
       settings.onChange(() => started.resume());
     }
@@ -251,6 +258,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           resolver: options.resolver ?? createDnsResolver(config.dns),
           hostname: config.smtp.hostname,
         }),
+        metrics,
         logger,
       });
       const intake = createSmtpIntake({
@@ -259,11 +267,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         receive,
         logger,
         onOutcome: (outcome, code) => metrics.smtpMessages.inc({ outcome, code: String(code) }),
+        metrics,
         rateLimiter: createRateLimiter({
           redis: intakeRedis,
           prefix: config.redis.prefix,
           limits: config.smtp.rateLimit,
           logger,
+          metrics,
         }),
         tls: await loadStartTlsOptions(config.smtp.tls),
       });

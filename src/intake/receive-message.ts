@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
+import type { GatewayMetrics } from '../metrics.ts';
 import { openIncomingMessage } from '../queue/message-store.ts';
 import type { EnqueueResult, Producer } from '../queue/producer.ts';
 import type { KeySpace } from '../record/keys.ts';
@@ -10,6 +11,13 @@ import type { AuthenticationRun, SenderAuthenticator } from '../sender/authentic
 import type { AuthSettings } from '../sender/sender-settings-schema.ts';
 import { createSignatureGuard } from '../sender/signature-guard.ts';
 import { type DecidePolicy, decide, type Transaction } from './decide.ts';
+import {
+  attachmentOutcomes,
+  countAttachments,
+  countSenderAuth,
+  senderAuthRefusalResult,
+  senderAuthResultOf,
+} from './intake-metrics.ts';
 import { storeAndWalk } from './store-and-walk.ts';
 import { teeTo } from './tee-stream.ts';
 
@@ -40,6 +48,8 @@ export interface ReceiveDependencies {
   publicUrl: string;
   /** Checks SPF, DKIM, DMARC and ARC for workspaces whose senderAuthentication is not off. */
   authenticator: SenderAuthenticator;
+  /** Counts sender authentication results and attachments; absent: nothing is counted. */
+  metrics?: GatewayMetrics;
   logger: Logger;
 }
 
@@ -106,7 +116,10 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         publicUrl: deps.publicUrl,
         policy,
       });
+      countSenderAuth(deps.metrics, senderAuthResultOf(decision.summary.authentication));
       const result = await producer.enqueue({ incoming, ...decision });
+      // A repeated delivery adds no entries: its attachments were counted when first committed.
+      if (!result.duplicate) countAttachments(deps.metrics, attachmentOutcomes(decision));
       logger.info(
         {
           queueId: result.messageId,
@@ -118,6 +131,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
       );
       return result;
     } catch (err) {
+      countSenderAuth(deps.metrics, senderAuthRefusalResult(err));
       authentication?.abort();
       await incoming.discard();
       throw err;

@@ -9,6 +9,7 @@ import type {
 import { RefusalError } from '../errors.ts';
 import type { ReceiveMessage } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
+import { type GatewayMetrics, type RefusalStage, refusalReason } from '../metrics.ts';
 import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
 import { EdgeSmtpServer } from './edge-server.ts';
 import { compileNetworkList } from './network-list.ts';
@@ -35,6 +36,8 @@ export interface SmtpIntakeOptions {
   logger: Logger;
   /** Called with each outcome, for metrics. */
   onOutcome?: (outcome: 'accepted' | 'refused' | 'failed', responseCode: number) => void;
+  /** Counts refusals by stage and reason; absent: nothing is counted. */
+  metrics?: GatewayMetrics;
   /** Connection and message rates (smtp.rateLimit); absent: none are counted. */
   rateLimiter?: RateLimiter;
   /** The STARTTLS certificate (tls-options.ts); absent or null: STARTTLS is not offered. */
@@ -63,6 +66,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   const edge = {
     sessionTimeout: settings.sessionTimeout,
     trustedProxies: compileNetworkList(settings.proxyProtocolFrom),
+    onRefusal: (stage: RefusalStage, refusal: RefusalError) => countRefusal(stage, refusal),
   };
   const serverOptions: SMTPServerOptions = {
     name: settings.hostname,
@@ -80,13 +84,13 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     closeTimeout: settings.closeTimeout,
     logger: false,
     onConnect(session, callback) {
-      answer(admitConnection(session), callback);
+      answer('connect', admitConnection(session), callback);
     },
     onMailFrom(address, session, callback) {
-      answer(admitSender(address, session), callback);
+      answer('mail', admitSender(address, session), callback);
     },
     onRcptTo(address, session, callback) {
-      answer(Promise.resolve(admitRecipient(address, session)), callback);
+      answer('rcpt', Promise.resolve(admitRecipient(address, session)), callback);
     },
     onData(stream, session, callback) {
       const task = handleData(stream, session).then(
@@ -133,16 +137,25 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
 
   /** An smtp-server hook's callback, from a decision: the refusal's reply, or go on. */
   function answer(
+    stage: RefusalStage,
     decision: Promise<RefusalError | null>,
     callback: (err?: SMTPServerError | null) => void,
   ): void {
     decision.then(
-      (refusal) => callback(refusal ? toSmtpError(replyFor(refusal)) : null),
+      (refusal) => {
+        if (refusal) countRefusal(stage, refusal);
+        callback(refusal ? toSmtpError(replyFor(refusal)) : null);
+      },
       (err: unknown) => {
         log.error({ err }, 'session check failed');
+        countRefusal(stage, err);
         callback(toSmtpError(replyFor(err)));
       },
     );
+  }
+
+  function countRefusal(stage: RefusalStage, err: unknown): void {
+    options.metrics?.smtpRefusals.inc({ stage, reason: refusalReason(err) });
   }
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
@@ -179,6 +192,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
         sessionLog.error({ err }, 'message not accepted: internal failure, sender will retry');
       else sessionLog.info({ reply: `${reply.responseCode} ${reply.message}` }, 'message refused');
       options.onOutcome?.(reply.internal ? 'failed' : 'refused', reply.responseCode);
+      countRefusal('data', err);
       throw toSmtpError(reply);
     }
   }

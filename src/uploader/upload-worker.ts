@@ -82,7 +82,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   const worker = new Worker<UploadJobData>(uploadQueueName, upload, workerOptions(options));
   worker.on('error', (err) => log.error({ err }, 'upload worker error'));
   worker.on('failed', (job, err) => {
-    if (job && !(err instanceof RecordedUploadFailure)) recordGivenUp(options.ledger, log, job, err);
+    if (job && !(err instanceof RecordedUploadFailure)) recordGivenUp(options, log, job, err);
   });
 
   return {
@@ -141,13 +141,19 @@ function workerOptions(options: UploadWorkerOptions): WorkerOptions {
  * its blob, a worker that kept dying mid-job so BullMQ gave up on it as stalled) must not be
  * left looking "uploading". A RecordedUploadFailure was recorded where it was thrown.
  */
-function recordGivenUp(ledger: MessageLedger, log: Logger, job: Job<UploadJobData>, err: Error): void {
+function recordGivenUp(
+  { ledger, metrics }: Pick<UploadWorkerOptions, 'ledger' | 'metrics'>,
+  log: Logger,
+  job: Job<UploadJobData>,
+  err: Error,
+): void {
   void (async () => {
     if (!(await job.isFailed())) return;
     await ledger.updateEntry(job.data.messageId, job.data.entry, {
       state: 'failed',
       reason: `gave up: ${err.message}`,
     });
+    metrics?.documents.inc({ outcome: 'failed' });
     log.warn({ queueId: job.data.messageId, jobId: job.id, reason: err.message }, 'upload failed');
   })().catch((updateErr: unknown) =>
     log.error({ err: updateErr, jobId: job.id }, 'could not record a failed upload'),
