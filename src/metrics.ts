@@ -113,12 +113,13 @@ export function createMetrics(): GatewayMetrics {
   });
   new Gauge({
     name: 'ingest_gateway_queue_oldest_waiting_seconds',
-    help: 'Seconds since the oldest waiting upload job was added; 0 when none waits',
+    help: 'Seconds since the oldest waiting upload job was added; 0 when none waits, NaN when the queue could not be read',
     registers,
     async collect() {
-      this.reset();
-      const depth = await sources.queueDepth?.();
-      if (depth) this.set(depth.oldestWaitingSeconds);
+      if (!sources.queueDepth) return;
+      const depth = await sources.queueDepth();
+      // Without labels the gauge is written at every scrape: NaN, not a stale or made-up age.
+      this.set(depth ? depth.oldestWaitingSeconds : Number.NaN);
     },
   });
   new Gauge({
