@@ -102,9 +102,26 @@ describe('GET /metrics when things go wrong', () => {
     });
   });
 
-  it('answers with redis_up 0 and without the queue gauges while Redis is away', async () => {
+  it('counts mail deferred for Redis as internal, and answers with redis_up 0 and no queue gauges', async () => {
+    const before = await scrape(harness.httpUrl);
     await harness.redis.stop();
     try {
+      // Mail still comes: the rate limits let it through (fail open), DATA cannot commit.
+      const message = await composeMessage({
+        attachments: [{ filename: 'deferred.pdf', content: uniquePdf('deferred') }],
+      });
+      const deferred = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+      expect(deferred.data?.text).toMatch(/^451 4\.3\.0 /);
+      expect(
+        growth(before, await scrape(harness.httpUrl), [
+          'ingest_gateway_smtp_refusals_total{stage="data",reason="internal"}',
+          'ingest_gateway_smtp_messages_total{outcome="failed",code="451"}',
+        ]),
+      ).toEqual({
+        'ingest_gateway_smtp_refusals_total{stage="data",reason="internal"}': 1,
+        'ingest_gateway_smtp_messages_total{outcome="failed",code="451"}': 1,
+      });
+
       // The last reading is served for a few seconds; then the reader finds Redis gone.
       const down = await until(
         'the scrape to show Redis down',
