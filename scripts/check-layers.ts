@@ -19,7 +19,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['smtp', 'http'],
   ['config'],
   ['admin', 'workspace'],
-  ['gateway.ts', 'main.ts', 'cli.ts', 'cli'],
+  ['gateway.ts', 'main.ts', 'cli.ts', 'cli', 'roles'],
 ];
 
 /** Files of one layer that are one unit for the rules: they may import each other. */

@@ -1,52 +1,33 @@
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { GatewayConfig, WorkspaceConfig } from './config/schema.ts';
-import { asError } from './errors.ts';
 import { createHttpApi, type HttpApi, type Readiness } from './http/create-http-api.ts';
-import { createMessageReceiver } from './intake/receive-message.ts';
 import { createRouteTable } from './intake/route-table.ts';
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { createLiveSettings, type LiveSettings } from './live-settings.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type GatewayMetrics } from './metrics.ts';
-import { createParsingApiClient, type ParsingApiClient } from './parsing-api/parsing-api-client.ts';
-import { createSwitchableClient, type SwitchableClient } from './parsing-api/switchable-client.ts';
-import { createProducer } from './queue/producer.ts';
 import { createQueueDepthReader } from './queue/queue-depth.ts';
 import {
   closeConnection,
   createIntakeConnection,
-  createWorkerConnection,
+  type RedisClient,
   redisTarget,
 } from './queue/redis-connections.ts';
-import { assessDurability, type Durability, readRedisFacts } from './queue/redis-durability.ts';
-import { createUploadQueue, type UploadJobData } from './queue/upload-queue.ts';
+import { assessNodes, type Durability, readRedisFacts } from './queue/redis-durability.ts';
+import { createRedisOutageLog } from './queue/redis-outage-log.ts';
 import { createKeySpace } from './record/keys.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
-import { createSenderAuthenticator } from './sender/authenticate-sender.ts';
-import { createDnsResolver, type DnsResolver } from './sender/dns-resolver.ts';
-import { createSmtpIntake, type SmtpIntake } from './smtp/create-smtp-server.ts';
-import { createRateLimiter } from './smtp/rate-limit.ts';
-import { loadStartTlsOptions } from './smtp/tls-options.ts';
-import { type CompletionJobData, createCompletionQueue } from './uploader/completion-queue.ts';
-import { createCompletionWorker } from './uploader/track-completion.ts';
+import { startIntakeRole } from './roles/intake-role.ts';
+import type { RoleContext, RunningSettings } from './roles/role-context.ts';
+import { startUploadRole } from './roles/upload-role.ts';
+import type { DnsResolver } from './sender/dns-resolver.ts';
+import type { SmtpIntake } from './smtp/create-smtp-server.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import type { UploadWorkspaces } from './uploader/upload-settings-schema.ts';
-import { createUploadWorker, type UploadWorker } from './uploader/upload-worker.ts';
+import type { UploadWorker } from './uploader/upload-worker.ts';
 
 export type Role = 'all' | 'smtp' | 'worker';
 
-/**
- * What a reload (SIGHUP) replaces: the configuration, and where uploads go with which key.
- * The parsing-API key and base URL and the workspaces (routes, allow-lists, upload fields,
- * completion tracking) take effect at once; listeners, Redis and limits at the next start.
- */
-export interface RunningSettings {
-  readonly config: GatewayConfig;
-  /** The configured service, or the in-process mock's URL. */
-  readonly apiBaseUrl: string;
-  readonly apiKey: string;
-}
+export type { RunningSettings };
 
 export interface GatewayOptions extends RunningSettings {
   role: Role;
@@ -114,15 +95,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   try {
     const redis = redisTarget(options.redisUrl, config.redis);
-    const intakeRedis = createIntakeConnection(redis, logger);
+    const outage = createRedisOutageLog({ logger });
+    const intakeRedis = createIntakeConnection(redis, outage);
     lifecycle.onClose('redis', () => closeConnection(intakeRedis));
-    await waitReady(intakeRedis);
-    const { durability, refusal } = assessDurability(await readRedisFacts(intakeRedis), config.redis);
-    if (refusal) throw new Error(refusal);
-    const { aof, maxmemoryPolicy, version, waitAof } = durability;
-    logger.info({ aof, maxmemoryPolicy, redisVersion: version, waitAof }, 'redis durability');
-    for (const warning of durability.warnings) logger.warn(warning);
-
+    const durability = await checkDurability(intakeRedis, config, logger);
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
     warnUnidentifiable(config.workspaces, logger);
     // Read at each scrape, in every role: the queue is shared by the instances on this Redis.
@@ -148,137 +124,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       close: () => http.close(),
     });
 
-    const apiClient = ({ config: next, apiBaseUrl, apiKey }: RunningSettings): ParsingApiClient =>
-      createParsingApiClient({
-        baseUrl: apiBaseUrl,
-        apiKey,
-        allowInsecureHttp: next.api.allowInsecureHttp,
-        timeoutMs: next.api.timeout,
-        connections: next.upload.concurrency,
-        logger,
-      });
-    if (role === 'all' || role === 'worker') {
-      // The workers hold this client; a reload swaps the one beneath it.
-      const client: SwitchableClient = createSwitchableClient(apiClient(settings.current()));
-      settings.onChange((next) => {
-        client.replace(apiClient(next)).catch((err: unknown) => {
-          logger.warn({ err: asError(err) }, 'the client of the previous API key did not close cleanly');
-        });
-      });
-      // Closed after both workers: what is still in flight then was handed back to the queue
-      // (upload.closeTimeout), so it is cut off rather than waited for.
-      lifecycle.onClose('api client', () => client.destroy());
-      const workerRedis = createWorkerConnection(redis, logger);
-      lifecycle.onClose('worker redis', () => closeConnection(workerRedis));
-      // Completion tracking (workspaces[].trackCompletion): its queue, fed by the upload
-      // worker, and its poller, started before the uploads and closed after them.
-      let completion: Queue<CompletionJobData> | undefined;
-      if (config.workspaces.some((workspace) => workspace.trackCompletion)) {
-        const queue = createCompletionQueue({ connection: workerRedis, keys });
-        queue.on('error', (err) => logger.error({ err }, 'completion queue error'));
-        lifecycle.onClose('completion queue', () => queue.close());
-        const completionRedis = createWorkerConnection(redis, logger, 'completion');
-        lifecycle.onClose('completion redis', () => closeConnection(completionRedis));
-        const poller = createCompletionWorker({
-          connection: completionRedis,
-          keys,
-          ledger,
-          client,
-          workspaces,
-          metrics,
-          logger,
-        });
-        await lifecycle.start('completion worker', poller);
-        completion = queue;
-      }
-      const started = createUploadWorker({
-        connection: workerRedis,
-        redis: intakeRedis,
-        keys,
-        ledger,
-        client,
-        workspaces,
-        concurrency: config.upload.concurrency,
-        attempts: config.upload.attempts,
-        retryBaseDelay: config.upload.retryBaseDelay,
-        retryMaxDelay: config.upload.retryMaxDelay,
-        stalledAfter: config.upload.stalledAfter,
-        closeTimeout: config.upload.closeTimeout,
-        maxStalls: config.upload.maxStalls,
-        keyGeneration: () => client.generation,
-        metrics,
-        logger,
-        ...(options.random ? { random: options.random } : {}),
-        ...(completion ? { completion } : {}),
-      });
-      await lifecycle.start('upload worker', started);
-      worker = started;
-      metrics.observe({ uploadsPaused: () => (started.pausedReason === null ? null : 'api_key_refused') });
-      // Paused because the service refused the key: the reload may bring the right one.
-      settings.onChange(() => started.resume());
-    }
-
+    const context: RoleContext = {
+      config,
+      settings,
+      lifecycle,
+      logger,
+      metrics,
+      keys,
+      ledger,
+      redis,
+      intakeRedis,
+      outage,
+      durability,
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.resolver ? { resolver: options.resolver } : {}),
+    };
+    if (role === 'all' || role === 'worker') worker = await startUploadRole(context, workspaces);
     let smtpPort: number | null = null;
     if (role === 'all' || role === 'smtp') {
-      const queue: Queue<UploadJobData> = createUploadQueue({
-        connection: intakeRedis,
-        keys,
-        attempts: config.upload.attempts,
-        retention: config.retention,
-      });
-      queue.on('error', (err) => logger.error({ err }, 'upload queue error'));
-      lifecycle.onClose('upload queue', () => queue.close());
-      const producer = createProducer({
-        redis: intakeRedis,
-        keys,
-        queue,
-        ledger,
-        logger,
-        messageTtlSeconds: config.retention.messages,
-        waitAofTimeout: durability.waitAof ? config.redis.waitAofTimeout : null,
-      });
-      const forgeable = config.workspaces
-        .filter((ws) => (ws.whitelistIngestAddresses ?? []).length > 0)
-        .filter((ws) => (ws.senderAuthentication ?? config.auth.senderAuthentication) === 'off')
-        .map((ws) => ws.identifier);
-      if (forgeable.length > 0) {
-        logger.warn(
-          { workspaces: forgeable },
-          'allow-lists without sender authentication: anyone can forge an allowed From; set auth.senderAuthentication: aligned',
-        );
-      }
-      const receive = createMessageReceiver({
-        limits: config.smtp,
-        auth: config.auth,
-        redis: intakeRedis,
-        keys,
-        producer,
-        publicUrl: config.http.publicUrl ?? httpUrl,
-        authenticator: createSenderAuthenticator({
-          resolver: options.resolver ?? createDnsResolver(config.dns),
-          hostname: config.smtp.hostname,
-        }),
-        metrics,
-        logger,
-      });
-      const intake = createSmtpIntake({
-        settings: config.smtp,
-        routes: { lookup: (recipient) => routeTable().route(recipient) },
-        receive,
-        logger,
-        onOutcome: (outcome, code) => metrics.smtpMessages.inc({ outcome, code: String(code) }),
-        metrics,
-        rateLimiter: createRateLimiter({
-          redis: intakeRedis,
-          prefix: config.redis.prefix,
-          limits: config.smtp.rateLimit,
-          logger,
-          metrics,
-        }),
-        tls: await loadStartTlsOptions(config.smtp.tls),
-      });
-      smtpPort = (await lifecycle.start('smtp', intake)).port;
-      smtp = intake;
+      const started = await startIntakeRole(context, routeTable, config.http.publicUrl ?? httpUrl);
+      smtp = started.smtp;
+      smtpPort = started.port;
     }
 
     settings.onChange((next) => {
@@ -317,7 +183,7 @@ function warnUnidentifiable(workspaces: readonly WorkspaceConfig[], logger: Logg
 }
 
 async function readiness(
-  redis: Redis,
+  redis: RedisClient,
   durability: Durability,
   smtp: SmtpIntake | undefined,
   worker: UploadWorker | undefined,
@@ -346,7 +212,25 @@ async function readiness(
   };
 }
 
-async function waitReady(redis: Redis): Promise<void> {
+/**
+ * Waits for Redis, then refuses one that may evict accepted mail (DESIGN.md, Durability) and
+ * says in the log what a 250 survives.
+ */
+async function checkDurability(
+  redis: RedisClient,
+  config: GatewayConfig,
+  logger: Logger,
+): Promise<Durability> {
+  await waitReady(redis);
+  const { durability, refusal } = assessNodes(await readRedisFacts(redis), config.redis);
+  if (refusal) throw new Error(refusal);
+  const { aof, maxmemoryPolicy, version, waitAof } = durability;
+  logger.info({ aof, maxmemoryPolicy, redisVersion: version, waitAof }, 'redis durability');
+  for (const warning of durability.warnings) logger.warn(warning);
+  return durability;
+}
+
+async function waitReady(redis: RedisClient): Promise<void> {
   if (redis.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis did not become ready within 10 s')), 10_000);

@@ -8,6 +8,7 @@ import { type Gateway, type Role, type RunningSettings, shutdownDeadline, startG
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { type LocalRedis, redisAnswers, redisServerInstalled, startLocalRedis } from './queue/local-redis.ts';
+import { probeCluster, redisTarget } from './queue/redis-connections.ts';
 
 /**
  * The composition root of `ingest-gateway start`: reads the configuration and the environment,
@@ -73,11 +74,25 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
   }
 }
 
-/** The configured Redis (REDIS_URL wins); with redis.startLocal, a private one when none answers. */
+/**
+ * The configured Redis (REDIS_URL wins); with redis.startLocal, a private one when none answers.
+ * A cluster must answer through one of its seeds and say its state is ok.
+ */
 async function resolveRedis(config: GatewayConfig, logger: Logger, lifecycle: Lifecycle): Promise<string> {
   const url = config.redis.url;
   // With Sentinels the URL names no server to probe: the connections ask them, and wait.
   if (config.redis.sentinels.length > 0) return url;
+  const target = redisTarget(url, config.redis);
+  if (typeof target === 'object' && 'cluster' in target) {
+    const state = await probeCluster(target);
+    if (state === 'ok') return url;
+    const seeds = config.redis.cluster.join(', ');
+    throw new Error(
+      state === null
+        ? `no node of the Redis Cluster answers at ${seeds}; start it or correct redis.cluster`
+        : `the Redis Cluster at ${seeds} reports cluster_state:${state}; wait for it to be ok`,
+    );
+  }
   if (await redisAnswers(url)) return url;
   if (!config.redis.startLocal) {
     throw new Error(`Redis does not answer at ${redactUrl(url)}; start it or set REDIS_URL to one that does`);

@@ -26,6 +26,7 @@ export const skippedAttachmentKinds = [
   'inline_image',
   'report',
   'pointer',
+  'container',
 ] as const;
 export type AttachmentOutcome = 'queued' | `skipped_${(typeof skippedAttachmentKinds)[number]}`;
 

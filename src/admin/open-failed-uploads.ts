@@ -1,6 +1,7 @@
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../logger.ts';
 import { closeConnection, createWorkerConnection, redisTarget } from '../queue/redis-connections.ts';
+import { createRedisOutageLog } from '../queue/redis-outage-log.ts';
 import { createUploadQueue } from '../queue/upload-queue.ts';
 import { createKeySpace } from '../record/keys.ts';
 import { createMessageLedger } from '../record/message-ledger.ts';
@@ -13,7 +14,11 @@ export function openFailedUploads(
   logger: Logger,
 ): { failed: FailedUploads; close(): Promise<void> } {
   const keys = createKeySpace(config.redis.prefix);
-  const redis = createWorkerConnection(redisTarget(redisUrl, config.redis), logger, 'admin');
+  const redis = createWorkerConnection(
+    redisTarget(redisUrl, config.redis),
+    createRedisOutageLog({ logger }),
+    'admin',
+  );
   const queue = createUploadQueue({
     connection: redis,
     keys,

@@ -13,11 +13,13 @@ interface Override {
 
 export const ENV_OVERRIDES: readonly Override[] = [
   { variable: 'SMTP_PORT', section: 'smtp', key: 'port', type: 'port' },
+  { variable: 'SMTP_HOSTNAME', section: 'smtp', key: 'hostname', type: 'string' },
   { variable: 'REDIS_URL', section: 'redis', key: 'url', type: 'string' },
   { variable: 'PARSER_API_URL', section: 'api', key: 'baseUrl', type: 'string' },
   { variable: 'PARSER_API_KEY', section: 'api', key: 'apiKey', type: 'string' },
   { variable: 'HTTP_PORT', section: 'http', key: 'port', type: 'port' },
   { variable: 'HTTP_TOKEN', section: 'http', key: 'token', type: 'string' },
+  { variable: 'PUBLIC_URL', section: 'http', key: 'publicUrl', type: 'string' },
   { variable: 'LOG_LEVEL', section: 'log', key: 'level', type: 'string' },
 ];
 

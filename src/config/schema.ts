@@ -20,6 +20,9 @@ import { workspacesSchema } from './workspace-schema.ts';
  * is pure: no defaults from the machine or the environment (load-config.ts applies those).
  */
 
+/** "host:port" of a Sentinel or a cluster node. */
+const hostPortEntry = () => z.string().regex(/^[^\s:]+:\d{1,5}$/, { error: 'expected host:port' });
+
 const redisSchema = z.strictObject({
   /** redis:// or rediss:// URL; default redis://127.0.0.1:6379. Env REDIS_URL. */
   url: redisUrl().default('redis://127.0.0.1:6379'),
@@ -35,9 +38,15 @@ const redisSchema = z.strictObject({
    * Sentinels ("host:port") that know the master: the gateway then asks them where Redis is,
    * and follows a failover; `url` still gives the password and database. Default none.
    */
-  sentinels: z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, { error: 'expected host:port' })).default([]),
+  sentinels: z.array(hostPortEntry()).default([]),
   /** The master's name in the Sentinels' configuration; default mymaster. */
   sentinelName: nonEmptyString().default('mymaster'),
+  /**
+   * Seed nodes ("host:port") of a Redis Cluster: the gateway then connects through the
+   * cluster client, which learns every node from them and follows a replica's promotion;
+   * `url` still gives the user, password and TLS (rediss:), not the host. Default none (one Redis).
+   */
+  cluster: z.array(hostPortEntry()).default([]),
   /**
    * When nothing answers at `url`, start a private redis-server (data in .data/redis) and stop
    * it on exit; default false. For local development only: a production gateway must wait for
@@ -56,6 +65,33 @@ const redisSchema = z.strictObject({
   waitAof: z.boolean().default(false),
   /** Milliseconds WAITAOF may take before the message gets 451 instead; default 2000. */
   waitAofTimeout: integer(10, 60_000).default(2000),
+});
+
+/** The redis section: one way to reach Redis, and a cluster has no database but 0. */
+const redisSection = redisSchema.superRefine((redis, ctx) => {
+  if (redis.cluster.length === 0) return;
+  if (redis.sentinels.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['cluster'],
+      message: 'cannot be combined with redis.sentinels: a Redis Cluster fails over by itself',
+    });
+  }
+  const database = new URL(redis.url).pathname.slice(1);
+  if (database !== '' && database !== '0') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['url'],
+      message: `names database ${database}, but a Redis Cluster has only database 0`,
+    });
+  }
+  if (redis.startLocal) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['startLocal'],
+      message: 'cannot be combined with redis.cluster: a private redis-server is no cluster',
+    });
+  }
 });
 
 const retentionSchema = z.strictObject({
@@ -118,7 +154,7 @@ const httpSchema = z.strictObject({
   host: nonEmptyString().default('127.0.0.1'),
   /** TCP port; default 8025, 0 picks a free one. Env HTTP_PORT. */
   port: port().default(8025),
-  /** Base URL of `sourceEmail` links, as readers reach this API; default the URL the API listens on. */
+  /** Base URL of `sourceEmail` links, as readers reach this API; default the URL the API listens on. Env PUBLIC_URL. */
   publicUrl: baseUrl().optional(),
   /**
    * Bearer token every endpoint but /healthz requires; required when host is not loopback
@@ -150,7 +186,7 @@ const httpSection = httpSchema.superRefine((http, ctx) => {
  */
 export const gatewayConfigSchema = z.strictObject({
   smtp: smtpSettingsSchema.prefault({}),
-  redis: redisSchema.prefault({}),
+  redis: redisSection.prefault({}),
   retention: retentionSchema.prefault({}),
   api: apiSchema.prefault({}),
   upload: uploadSettingsSchema.prefault({}),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nonEmptyString } from '../config-fields.ts';
+import { intakeWorkspaceFields } from '../intake/intake-settings-schema.ts';
 import { routeKey } from '../intake/route-table.ts';
 import { normalizeAddress } from '../sender/normalize-address.ts';
 import { senderWorkspaceFields } from '../sender/sender-settings-schema.ts';
@@ -7,7 +8,8 @@ import { uploadWorkspaceFields } from '../uploader/upload-settings-schema.ts';
 
 /**
  * One ingest address and where its attachments go: its identity here, whom it admits
- * (src/sender) and how its documents are uploaded (src/uploader). The address is stored
+ * (src/sender), which parts are its documents (src/intake) and how they are uploaded
+ * (src/uploader). The address is stored
  * normalised (domain lower-cased, in ASCII, no trailing dot) as the route table compares it.
  */
 export const workspaceSchema = z.strictObject({
@@ -23,6 +25,7 @@ export const workspaceSchema = z.strictObject({
     return normalized.address;
   }),
   ...senderWorkspaceFields,
+  ...intakeWorkspaceFields,
   ...uploadWorkspaceFields,
 });
 

@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import { createBearerCheck } from './bearer-token.ts';
@@ -15,7 +15,7 @@ export interface Readiness {
 }
 
 export interface HttpApiOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   ledger: MessageLedger;
   metrics: GatewayMetrics;

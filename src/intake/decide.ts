@@ -14,6 +14,7 @@ import { type AdmittingWorkspace, admitSender, type WorkspaceDecision } from '..
 import type { AuthenticationResults } from '../sender/authentication-results.ts';
 import { parseFromHeader } from '../sender/parse-from-header.ts';
 import type { SenderAuthenticationMode } from '../sender/sender-settings-schema.ts';
+import type { IntakeWorkspace } from './intake-settings-schema.ts';
 
 /** What the SMTP session knows about the transaction when DATA starts. */
 export interface Transaction {
@@ -22,7 +23,7 @@ export interface Transaction {
   helo: string | null;
   mailFrom: string | null;
   /** The accepted recipients' workspaces, in RCPT order, each once. */
-  workspaces: readonly AdmittingWorkspace[];
+  workspaces: readonly AdmittingWorkspace<IntakeWorkspace>[];
   rcptTo: readonly string[];
 }
 
@@ -88,17 +89,29 @@ export function decide(input: DecideInput): Decision {
   const senderAddress = sender.ok ? sender.address.address : null;
 
   const { documents, skipped } = selectAttachments(walk);
-  if (documents.length === 0) {
+  // Files taken out of a ZIP archive are documents only for workspaces that unpack archives.
+  const unpacks = new Set(
+    transaction.workspaces
+      .filter((workspace) => workspace.config.archives === 'unpack')
+      .map((workspace) => workspace.config.identifier),
+  );
+  const documentsOf = (identifier: string) =>
+    documents.filter((part) => !part.inArchive || unpacks.has(identifier));
+  const counts = decisions
+    .filter((decision) => decision.admitted)
+    .map((decision) => documentsOf(decision.identifier).length);
+  const most = Math.max(0, ...counts);
+  if (most === 0) {
     throw new RefusalError('NO_SUPPORTED_ATTACHMENT', `no supported attachment: ${describeFound(walk)}`);
   }
-  if (documents.length > policy.maxAttachments) {
+  if (most > policy.maxAttachments) {
     throw new RefusalError(
       'TOO_MANY_ATTACHMENTS',
-      `${documents.length} supported attachments, at most ${policy.maxAttachments} are taken per message`,
+      `${most} supported attachments, at most ${policy.maxAttachments} are taken per message`,
     );
   }
 
-  const entries = recordEntries(decisions, documents, skipped, now);
+  const entries = recordEntries(decisions, documentsOf, skipped, now);
 
   const summary: MessageSummary = {
     id: queueId,
@@ -122,10 +135,10 @@ export function decide(input: DecideInput): Decision {
   };
 }
 
-/** The record's attachments: one upload per admitting workspace and document, then the skipped parts. */
+/** The record's attachments: one upload per admitting workspace and its documents, then the skipped parts. */
 function recordEntries(
   decisions: readonly WorkspaceDecision[],
-  documents: readonly LeafPart[],
+  documentsOf: (identifier: string) => readonly LeafPart[],
   skipped: readonly SkippedPart[],
   now: string,
 ): AttachmentEntry[] {
@@ -143,11 +156,12 @@ function recordEntries(
     });
   for (const decision of decisions) {
     if (!decision.admitted) continue;
-    for (const part of documents) {
+    for (const part of documentsOf(decision.identifier)) {
       const type = part.detectedType;
       if (type === null) continue;
       entry({
         part: part.index,
+        path: part.path,
         fileName: sanitizeFileName(part.fileName, type, part.index),
         originalFileName: part.fileName,
         contentType: part.declaredType,
@@ -163,6 +177,7 @@ function recordEntries(
   for (const { part, reason } of skipped) {
     entry({
       part: part.index,
+      path: part.path,
       fileName: part.fileName ?? `part ${part.partNumber}`,
       originalFileName: part.fileName,
       contentType: part.declaredType,

@@ -1,9 +1,11 @@
 import type { Readable } from 'node:stream';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
+import { type ContainerUnpacker, createContainerUnpacker } from '../mail/unpack-container.ts';
+import { unpackContainers } from '../mail/unpack-containers.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import { openIncomingMessage } from '../queue/message-store.ts';
 import type { EnqueueResult, Producer } from '../queue/producer.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { newMessageId } from '../record/message-id.ts';
 import { needsAuthentication } from '../sender/admit-sender.ts';
@@ -41,7 +43,7 @@ export interface ReceiveDependencies {
   limits: IntakeLimits;
   /** The `auth` section: the default authentication mode and the trusted ARC sealers. */
   auth: AuthSettings;
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   producer: Producer;
   /** Base URL for the raw-message links recorded as sourceEmail. */
@@ -51,6 +53,8 @@ export interface ReceiveDependencies {
   /** Counts sender authentication results and attachments; absent: nothing is counted. */
   metrics?: GatewayMetrics;
   logger: Logger;
+  /** Opens TNEF, Outlook items and ZIP archives; default: a process per container, two at a time. */
+  unpacker?: ContainerUnpacker;
 }
 
 export type ReceiveMessage = (
@@ -74,6 +78,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
     maxHeaderBytes: 64 * 1024,
     maxPartSize: limits.maxPartSize,
   };
+  const unpacker = deps.unpacker ?? createContainerUnpacker();
   const policy: DecidePolicy = {
     maxAttachments: limits.maxAttachments,
     defaultMode: auth.senderAuthentication,
@@ -95,7 +100,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         : stream;
       // A message refused while it streams (a MIME limit, bare line endings, size) stops
       // authentication at once: mailauth must not keep buffering what the walk refused.
-      const { walk, rawSha256, size } = await storeAndWalk(
+      const stored = await storeAndWalk(
         source,
         incoming,
         walkLimits,
@@ -103,7 +108,16 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         limits.rejectBareLineEndings,
         () => authentication?.abort(),
       );
+      const { rawSha256, size } = stored;
       if (signatures?.refusal) throw signatures.refusal;
+      // Containers are opened from the parts stored during DATA, now that all of them are in.
+      const walk = await unpackContainers(stored.walk, {
+        reader: incoming.storedParts,
+        store: incoming.parts,
+        limits: walkLimits,
+        unpacker,
+        unpackArchives: transaction.workspaces.some((workspace) => workspace.config.archives === 'unpack'),
+      });
       const results = authentication ? await authentication.results : null;
       const decision = decide({
         queueId: incoming.messageId,

@@ -13,12 +13,15 @@
 const SIGNATURE = Buffer.from('d0cf11e0a1b11ae1', 'hex');
 const SECTOR_SHIFT_OFFSET = 30;
 const FIRST_DIRECTORY_SECTOR_OFFSET = 48;
+const FIRST_DIFAT_SECTOR_OFFSET = 68;
 const DIFAT_OFFSET = 76;
 /** The header holds the locations of the first 109 FAT sectors; later ones need DIFAT sectors. */
 const HEADER_DIFAT_ENTRIES = 109;
 /** MS-CFB 2.6.1: a directory entry is 128 bytes, its name at most 32 UTF-16 code units. */
 const ENTRY_SIZE = 128;
 const NAME_BYTES = 64;
+/** MS-CFB 2.6.1: where an entry's stream size is (8 bytes; version 3 files use the low 4). */
+const SIZE_OFFSET = 120;
 const END_OF_CHAIN = 0xfffffffe;
 /** Sector numbers at or above this are markers (free, end of chain, FAT, DIFAT), not sectors. */
 const MAX_REGULAR_SECTOR = 0xfffffffa;
@@ -31,6 +34,8 @@ export interface CfbDirectory {
   names: string[];
   /** Whether the whole directory was within the bytes given; if not, `names` may miss some. */
   complete: boolean;
+  /** The largest stream size an entry read states, in bytes: a file cannot hold a stream larger than itself. */
+  largestStream: number;
 }
 
 /** The directory entries found in `head`, or null when `head` is not a compound file. */
@@ -42,17 +47,17 @@ export function cfbDirectory(head: Buffer): CfbDirectory | null {
   const sectorSize = 1 << shift;
   const sectorOffset = (sector: number) => (sector + 1) * sectorSize;
 
+  const perFatSector = sectorSize / 4;
+  const fatSectors = fatSectorList(head, sectorSize, sectorOffset);
   const nextSector = (sector: number): number | null => {
-    const perFatSector = sectorSize / 4;
-    const fatIndex = Math.floor(sector / perFatSector);
-    if (fatIndex >= HEADER_DIFAT_ENTRIES) return null;
-    const fatSector = head.readUInt32LE(DIFAT_OFFSET + fatIndex * 4);
-    if (fatSector >= MAX_REGULAR_SECTOR) return null;
+    const fatSector = fatSectors[Math.floor(sector / perFatSector)];
+    if (fatSector === undefined || fatSector >= MAX_REGULAR_SECTOR) return null;
     const at = sectorOffset(fatSector) + (sector % perFatSector) * 4;
     return at + 4 <= head.length ? head.readUInt32LE(at) : null;
   };
 
   const names: string[] = [];
+  let largestStream = 0;
   // Each sector is read once, so a FAT whose chain loops ends the walk instead of repeating it.
   const seen = new Set<number>();
   let sector: number | null = head.readUInt32LE(FIRST_DIRECTORY_SECTOR_OFFSET);
@@ -62,11 +67,36 @@ export function cfbDirectory(head: Buffer): CfbDirectory | null {
     if (start + sectorSize > head.length) break;
     for (let at = start; at < start + sectorSize; at += ENTRY_SIZE) {
       const name = entryName(head, at);
-      if (name !== null) names.push(name);
+      if (name === null) continue;
+      names.push(name);
+      const size =
+        shift === 9 ? head.readUInt32LE(at + SIZE_OFFSET) : Number(head.readBigUInt64LE(at + SIZE_OFFSET));
+      largestStream = Math.max(largestStream, size);
     }
     sector = nextSector(sector);
   }
-  return { names, complete: sector === END_OF_CHAIN };
+  return { names, complete: sector === END_OF_CHAIN, largestStream };
+}
+
+/**
+ * Where the FAT sectors are: the first 109 are listed in the header, the rest in a chain of
+ * DIFAT sectors (MS-CFB 2.5), each listing one sector's worth less one and then the next.
+ * Only what lies within `head` is read, each DIFAT sector once.
+ */
+function fatSectorList(head: Buffer, sectorSize: number, sectorOffset: (sector: number) => number): number[] {
+  const list: number[] = [];
+  for (let i = 0; i < HEADER_DIFAT_ENTRIES; i++) list.push(head.readUInt32LE(DIFAT_OFFSET + i * 4));
+  const perSector = sectorSize / 4 - 1;
+  const seen = new Set<number>();
+  let difat = head.readUInt32LE(FIRST_DIFAT_SECTOR_OFFSET);
+  while (difat < MAX_REGULAR_SECTOR && !seen.has(difat)) {
+    seen.add(difat);
+    const start = sectorOffset(difat);
+    if (start + sectorSize > head.length) break;
+    for (let i = 0; i < perSector; i++) list.push(head.readUInt32LE(start + i * 4));
+    difat = head.readUInt32LE(start + perSector * 4);
+  }
+  return list;
 }
 
 function entryName(head: Buffer, at: number): string | null {

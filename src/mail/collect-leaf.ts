@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { RefusalError } from '../errors.ts';
 import { createCidScanner } from './cid-references.ts';
+import { CONTAINER_NAMES, type ContainerKind } from './contained-file.ts';
+import { containerKind } from './container-kind.ts';
 import type { LeafDescription } from './describe-leaf.ts';
 import { type DocumentType, inspectType } from './detect-type.ts';
 import type { PartStore, PartWriter } from './part-store.ts';
@@ -35,6 +37,21 @@ export interface LeafPart {
   exclusion: string | null;
   /** Its bytes show no format and read as text (detect-type.ts isText); false for bodies and excluded parts. */
   textContent: boolean;
+  /**
+   * Where it came from, for the record: `part 3 > winmail.dat`, and for a file taken out of
+   * a container `part 3 > winmail.dat > contract.pdf`.
+   */
+  path: string;
+  /** A container whose files are parts of their own (unpack-containers.ts), or null. */
+  container: ContainerPart | null;
+  /** Taken out of a ZIP archive: a document only for workspaces that set `archives: unpack`. */
+  inArchive: boolean;
+}
+
+export interface ContainerPart {
+  kind: ContainerKind;
+  /** What became of it, as the record's reason: opened, not opened and why, or too large. */
+  outcome: string;
 }
 
 /**
@@ -93,6 +110,7 @@ export async function collectLeaf(
   let headBytes = 0;
   let finding: Finding = { detectedType: null, bytesType: null, textContent: false };
   let writer: PartWriter | null = null;
+  let container: ContainerPart | null = null;
 
   try {
     for await (const chunk of decoded) {
@@ -108,19 +126,31 @@ export async function collectLeaf(
         headBytes += chunk.length;
         if (headBytes < HEAD_BYTES && size <= context.maxPartSize) continue;
         finding = await inspect(head, false, leaf.declaredType, fileName());
+        container = containerOf(head, finding, leaf, fileName());
         if (finding.detectedType !== null && size > context.maxPartSize)
           throw tooLarge(leaf, context.maxPartSize);
-        if (finding.detectedType !== null) writer = await storeHead(head, leaf.index, context.store);
+        if (container !== null && size > context.maxPartSize) container = tooLargeToOpen(container, context);
+        else if (finding.detectedType !== null || container !== null)
+          writer = await storeHead(head, leaf.index, context.store);
         head = null;
       } else if (writer !== null) {
-        if (size > context.maxPartSize) throw tooLarge(leaf, context.maxPartSize);
+        if (size > context.maxPartSize) {
+          if (container === null) throw tooLarge(leaf, context.maxPartSize);
+          // A container too large to open is skipped like any other part of no supported type.
+          await discardQuietly(writer);
+          writer = null;
+          container = tooLargeToOpen(container, context);
+          continue;
+        }
         await writer.write(chunk);
       }
     }
     cids?.end();
     if (typed && head !== null) {
       finding = await inspect(head, true, leaf.declaredType, fileName());
-      if (finding.detectedType !== null) writer = await storeHead(head, leaf.index, context.store);
+      container = containerOf(head, finding, leaf, fileName());
+      if (finding.detectedType !== null || container !== null)
+        writer = await storeHead(head, leaf.index, context.store);
     }
     if (writer !== null) await writer.end();
   } catch (err) {
@@ -144,6 +174,34 @@ export async function collectLeaf(
     stored: writer !== null,
     exclusion: leaf.exclusion,
     textContent: finding.textContent,
+    path: [`part ${leaf.partNumber}`, ...(fileName() === null ? [] : [fileName()])].join(' > '),
+    container,
+    inArchive: false,
+  };
+}
+
+/** The container a part of no supported type is, stored so it can be opened after DATA. */
+function containerOf(
+  head: Buffer[],
+  finding: Finding,
+  leaf: LeafDescription,
+  fileName: string | null,
+): ContainerPart | null {
+  if (finding.detectedType !== null) return null;
+  const kind = containerKind({
+    head: Buffer.concat(head).subarray(0, HEAD_BYTES),
+    bytesType: finding.bytesType,
+    declaredType: leaf.declaredType,
+    fileName,
+  });
+  return kind === null ? null : { kind, outcome: `${CONTAINER_NAMES[kind]}, not opened` };
+}
+
+function tooLargeToOpen(container: ContainerPart, context: CollectContext): ContainerPart {
+  const megabytes = Number((context.maxPartSize / MEGABYTE).toPrecision(3));
+  return {
+    kind: container.kind,
+    outcome: `${CONTAINER_NAMES[container.kind]} larger than the ${megabytes} MB this server opens`,
   };
 }
 

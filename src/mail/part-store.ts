@@ -21,3 +21,9 @@ export interface PartStore {
   /** A writer for the leaf with this index (LeafPart.index); called at most once per index. */
   openPart(index: number): PartWriter;
 }
+
+/** Reads back a part the walk stored: a container, opened once DATA has ended. */
+export interface PartReader {
+  /** The whole part (at most smtp.maxPartSize bytes: larger containers are never stored). */
+  readPart(index: number): Promise<Buffer>;
+}

@@ -5,7 +5,7 @@ import type { LeafPart, WalkResult } from './walk-message.ts';
  * Why a part is not uploaded, as one of a fixed few kinds (the reason's text varies with the
  * part): what the attachments metric counts.
  */
-export type SkipKind = 'unsupported_type' | 'empty' | 'inline_image' | 'report' | 'pointer';
+export type SkipKind = 'unsupported_type' | 'empty' | 'inline_image' | 'report' | 'pointer' | 'container';
 
 export interface SkippedPart {
   part: LeafPart;
@@ -32,7 +32,9 @@ const IMAGE_TYPES = new Set(['png', 'jpg', 'tiff']);
 /**
  * Which parts become documents (DESIGN.md, Ingest rule 3): candidates of a supported type,
  * except images the HTML body shows by cid: (a logo, a pasted picture). A referenced PDF is
- * still a document: only pictures are part of how a body looks.
+ * still a document: only pictures are part of how a body looks. Files taken out of a ZIP
+ * archive (`inArchive`) are among the documents; decide() gives them only to the workspaces
+ * that set `archives: unpack`.
  */
 export function selectAttachments(result: WalkResult): Selection {
   const documents: LeafPart[] = [];
@@ -53,6 +55,8 @@ function skipReason(part: LeafPart, htmlCids: ReadonlySet<string>): Omit<Skipped
     return { kind, reason: part.exclusion };
   }
   if (part.size === 0) return { kind: 'empty', reason: 'empty part' };
+  // A container is never a document itself: its files are parts of their own (unpack-containers.ts).
+  if (part.container !== null) return { kind: 'container', reason: part.container.outcome };
   if (isImage(part) && part.contentId !== null && htmlCids.has(part.contentId.toLowerCase())) {
     return { kind: 'inline_image', reason: 'inline image referenced by the message body' };
   }

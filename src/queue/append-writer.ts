@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connections.ts';
 
 export interface AppendWriterOptions {
   /** Bytes gathered before one APPEND is sent; default 256 KiB: large enough that a 20 MB part is ~80 round trips, small enough to keep per-session memory low. */
@@ -24,7 +24,7 @@ export interface AppendWriter {
 }
 
 export function createAppendWriter(
-  redis: Redis,
+  redis: RedisClient,
   key: string,
   options: AppendWriterOptions = {},
 ): AppendWriter {

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { KeySpace } from '../record/keys.ts';
+import type { RedisClient } from './redis-connections.ts';
 
 /**
  * Remove an entry from the users of its blob and delete the blob when none is left, in one
@@ -17,7 +17,7 @@ return 0`;
 
 /** Returns true when the blob was deleted. */
 export async function releaseBlob(
-  redis: Redis,
+  redis: RedisClient,
   keys: KeySpace,
   ref: { messageId: string; sha256: string; entry: number },
 ): Promise<boolean> {

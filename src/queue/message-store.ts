@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
-import type { PartStore, PartWriter } from '../mail/part-store.ts';
+import type { PartReader, PartStore, PartWriter } from '../mail/part-store.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { type AppendWriter, createAppendWriter } from './append-writer.ts';
+import type { RedisClient } from './redis-connections.ts';
 
 /**
  * Where one incoming message's bytes go while DATA streams in: the raw copy and the decoded
@@ -12,13 +12,15 @@ export interface IncomingMessage {
   readonly messageId: string;
   readonly raw: AppendWriter;
   readonly parts: PartStore;
+  /** Reads a stored part back whole (a container, at most smtp.maxPartSize), once it is ended. */
+  readonly storedParts: PartReader;
   /** Every key written so far, for the commit and for cleanup. */
   partKeys(): ReadonlyMap<number, string>;
   /** Forget everything written for this message (it was refused or failed). */
   discard(): Promise<void>;
 }
 
-export function openIncomingMessage(redis: Redis, keys: KeySpace, messageId: string): IncomingMessage {
+export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageId: string): IncomingMessage {
   const messageKeys = keys.message(messageId);
   const raw = createAppendWriter(redis, messageKeys.raw);
   const writers = new Map<number, AppendWriter>();
@@ -31,10 +33,20 @@ export function openIncomingMessage(redis: Redis, keys: KeySpace, messageId: str
     },
   };
 
+  const storedParts: PartReader = {
+    async readPart(index) {
+      const writer = writers.get(index);
+      const bytes = writer === undefined ? null : await redis.getBuffer(writer.key);
+      if (bytes === null) throw new Error(`part ${index} of ${messageId} was not stored`);
+      return bytes;
+    },
+  };
+
   return {
     messageId,
     raw,
     parts,
+    storedParts,
     partKeys() {
       return new Map([...writers].map(([index, writer]) => [index, writer.key]));
     },

@@ -1,11 +1,12 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { type MessageLedger, recordFields } from '../record/message-ledger.ts';
 import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
 import type { IncomingMessage } from './message-store.ts';
+import type { RedisClient } from './redis-connections.ts';
 import { type UploadJobData, uploadJobId } from './upload-queue.ts';
 
 /** A message that passed every check, ready to be committed. */
@@ -33,7 +34,7 @@ export interface Producer {
 }
 
 export interface ProducerOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   queue: Queue<UploadJobData>;
   ledger: MessageLedger;
@@ -193,9 +194,17 @@ export function createProducer(options: ProducerOptions): Producer {
 /**
  * WAITAOF 1 0: block until this connection's writes are fsynced to the local AOF, so 250
  * means on disk. A timeout is a failure (451): the sender retries, and the repeat is
- * recognised by its delivery hash, so nothing is uploaded twice.
+ * recognised by its delivery hash, so nothing is uploaded twice. WAITAOF names no key and
+ * waits for the writes of the connection it is sent on: on a Redis Cluster the message, its
+ * delivery and its jobs live on up to three masters, each written over its own connection,
+ * so every master is asked (one that took no write of this client answers at once).
  */
-async function waitForFsync(redis: Redis, timeoutMs: number): Promise<void> {
-  const reply = (await redis.call('WAITAOF', '1', '0', String(timeoutMs))) as [number, number];
-  if (reply[0] < 1) throw new Error(`WAITAOF: the AOF was not fsynced within ${timeoutMs} ms`);
+async function waitForFsync(redis: RedisClient, timeoutMs: number): Promise<void> {
+  const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  await Promise.all(
+    servers.map(async (server) => {
+      const reply = (await server.call('WAITAOF', '1', '0', String(timeoutMs))) as [number, number];
+      if (reply[0] < 1) throw new Error(`WAITAOF: the AOF was not fsynced within ${timeoutMs} ms`);
+    }),
+  );
 }

@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import { type QueueDepth, queueStates } from '../metrics.ts';
 import type { KeySpace } from '../record/keys.ts';
+import type { RedisClient } from './redis-connections.ts';
 import { uploadQueueName } from './upload-queue.ts';
 
 /**
@@ -14,7 +14,7 @@ import { uploadQueueName } from './upload-queue.ts';
 
 export interface QueueDepthOptions {
   /** The intake connection: no offline queue, so a read fails at once while Redis is away. */
-  connection: Redis;
+  connection: RedisClient;
   keys: KeySpace;
   logger: Logger;
   /** Milliseconds one reading serves later scrapes; default 5000. */

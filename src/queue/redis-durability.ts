@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+import type { RedisClient } from './redis-connections.ts';
 
 /** What a committed 250 survives, as far as the Redis configuration tells. */
 export interface Durability {
@@ -23,13 +24,29 @@ export interface RedisFacts {
   /** CONFIG GET results; null when CONFIG is not allowed (managed Redis). */
   config: Readonly<Record<string, string>> | null;
   version: string;
+  /** On a Redis Cluster, which node ("host:port") said so; absent for the one server. */
+  node?: string;
 }
 
 /**
- * Reads the persistence settings. CONFIG may be disabled (managed Redis); then the facts say
- * so rather than guessing.
+ * The facts of every server that holds the gateway's data: the one Redis, or every node of a
+ * cluster, masters and the replicas that a failover makes masters.
  */
-export async function readRedisFacts(redis: Redis): Promise<RedisFacts> {
+export async function readRedisFacts(redis: RedisClient): Promise<RedisFacts[]> {
+  if (!(redis instanceof Cluster)) return [await readServerFacts(redis)];
+  return Promise.all(
+    redis.nodes('all').map(async (node) => ({
+      ...(await readServerFacts(node)),
+      node: `${node.options.host}:${node.options.port}`,
+    })),
+  );
+}
+
+/**
+ * Reads one server's persistence settings. CONFIG may be disabled (managed Redis); then the
+ * facts say so rather than guessing.
+ */
+async function readServerFacts(redis: Redis): Promise<RedisFacts> {
   const info = await redis.info('server').catch(() => '');
   const version = /^redis_version:(\S+)/m.exec(info)?.[1] ?? 'unknown';
   try {
@@ -98,6 +115,46 @@ export function assessDurability(
   const waiting = waitAof && aof !== 'off';
   return {
     durability: { aof, maxmemoryPolicy, version: facts.version, waitAof: waiting, warnings },
+    refusal,
+  };
+}
+
+/** From weakest to strongest: the promise of a deployment is that of its weakest node. */
+const aofStrength: readonly Durability['aof'][] = ['off', 'unknown', 'no', 'everysec', 'always'];
+
+/**
+ * assessDurability over every node (pure): refused when any node refuses, the weakest AOF,
+ * WAITAOF only when every node has it, and each warning once, naming the nodes it concerns.
+ * For the one server this is assessDurability itself.
+ */
+export function assessNodes(
+  nodes: readonly RedisFacts[],
+  settings: DurabilitySettings,
+): { durability: Durability; refusal: string | null } {
+  const assessed = nodes.map((facts) => ({ node: facts.node, ...assessDurability(facts, settings) }));
+  const [first] = assessed;
+  if (first === undefined) throw new Error('no Redis node to assess');
+  if (assessed.length === 1) return first;
+  const on = (names: ReadonlyArray<string | undefined>) => names.filter(Boolean).join(', ');
+  const refused = assessed.filter((node) => node.refusal !== null);
+  const refusal = refused[0]?.refusal ? `${refused[0].refusal} (on ${on(refused.map((n) => n.node))})` : null;
+  const warnings = new Map<string, Array<string | undefined>>();
+  for (const { node, durability } of assessed) {
+    for (const warning of durability.warnings)
+      warnings.set(warning, [...(warnings.get(warning) ?? []), node]);
+  }
+  const distinct = (values: string[]) => [...new Set(values)].join(', ');
+  const aof = assessed
+    .map(({ durability }) => durability.aof)
+    .reduce((weakest, aof) => (aofStrength.indexOf(aof) < aofStrength.indexOf(weakest) ? aof : weakest));
+  return {
+    durability: {
+      aof,
+      maxmemoryPolicy: distinct(assessed.map(({ durability }) => durability.maxmemoryPolicy)),
+      version: distinct(assessed.map(({ durability }) => durability.version)),
+      waitAof: assessed.every(({ durability }) => durability.waitAof),
+      warnings: [...warnings].map(([warning, names]) => `${warning} (on ${on(names)})`),
+    },
     refusal,
   };
 }

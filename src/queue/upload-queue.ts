@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { KeySpace } from '../record/keys.ts';
+import type { RedisClient } from './redis-connections.ts';
 
 /** BullMQ queue name; its keys are `<prefix>:{queue}:uploads:…`. */
 export const uploadQueueName = 'uploads';
@@ -25,7 +25,7 @@ export interface UploadJobData {
 export const uploadJobId = (messageId: string, entry: number): string => `${messageId}-${entry}`;
 
 export interface UploadQueueOptions {
-  connection: Redis;
+  connection: RedisClient;
   keys: KeySpace;
   /** upload.attempts: tries per upload before the entry is marked failed. */
   attempts: number;

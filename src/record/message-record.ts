@@ -15,6 +15,12 @@ export interface AttachmentEntry {
   fileName: string;
   /** The name as the message gave it, decoded, not sanitised; null when it gave none (absent in records written before it existed). */
   originalFileName?: string | null;
+  /**
+   * Where the part came from: its MIME part and name, and for a file taken out of a container
+   * the container too, e.g. `part 3 > winmail.dat > contract.pdf` (absent in records written
+   * before it existed).
+   */
+  path?: string;
   /** Content-Type as the message declared it. */
   contentType: string;
   /** MIME type of the document the bytes are (sent upstream); null for a part of no supported type. */

@@ -7,10 +7,12 @@ import type {
   SMTPServerSession,
 } from 'smtp-server';
 import { RefusalError } from '../errors.ts';
+import type { IntakeWorkspace } from '../intake/intake-settings-schema.ts';
 import type { ReceiveMessage } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
 import { type GatewayMetrics, type RefusalStage, refusalReason } from '../metrics.ts';
 import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
+import { classifyConnectionError } from './connection-error.ts';
 import { EdgeSmtpServer } from './edge-server.ts';
 import { compileNetworkList } from './network-list.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -26,7 +28,7 @@ import type { StartTlsOptions } from './tls-options.ts';
 
 export interface SmtpRoutes {
   /** The workspace an ingest address belongs to, or undefined. */
-  lookup(recipient: string): AdmittingWorkspace | undefined;
+  lookup(recipient: string): AdmittingWorkspace<IntakeWorkspace> | undefined;
 }
 
 export interface SmtpIntakeOptions {
@@ -53,6 +55,39 @@ export interface SmtpIntake {
    * their reply (up to smtp.closeTimeout), then every connection is closed. Idempotent.
    */
   close(): Promise<void>;
+}
+
+/** Where a refusal happened and whom it refused: every refusal's log line says both. */
+interface RefusedAt {
+  stage: 'connect' | 'MAIL' | 'RCPT';
+  sessionId: string;
+  remoteAddress: string | null;
+  /** The envelope sender; null before MAIL and for the null reverse-path. */
+  mailFrom: string | null;
+  recipient?: string;
+}
+
+const REFUSED: Record<RefusedAt['stage'], string> = {
+  connect: 'connection refused',
+  MAIL: 'sender refused',
+  RCPT: 'recipient refused',
+};
+
+/** The refusals metric's stage label of each hook. */
+const METRIC_STAGE: Record<RefusedAt['stage'], RefusalStage> = {
+  connect: 'connect',
+  MAIL: 'mail',
+  RCPT: 'rcpt',
+};
+
+/** The client and the envelope sender of a session, as every refusal's log line carries them. */
+function whoSends(session: SMTPServerSession): Omit<RefusedAt, 'stage'> {
+  const mailFrom = session.envelope.mailFrom;
+  return {
+    sessionId: session.id,
+    remoteAddress: session.remoteAddress || null,
+    mailFrom: mailFrom ? mailFrom.address || null : null,
+  };
 }
 
 export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
@@ -84,13 +119,15 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     closeTimeout: settings.closeTimeout,
     logger: false,
     onConnect(session, callback) {
-      answer('connect', admitConnection(session), callback);
+      answer(admitConnection(session), callback, { stage: 'connect', ...whoSends(session) });
     },
     onMailFrom(address, session, callback) {
-      answer('mail', admitSender(address, session), callback);
+      const who = { ...whoSends(session), mailFrom: address.address };
+      answer(admitSender(address, session), callback, { stage: 'MAIL', ...who });
     },
     onRcptTo(address, session, callback) {
-      answer('rcpt', Promise.resolve(admitRecipient(address, session)), callback);
+      const who = { stage: 'RCPT' as const, ...whoSends(session), recipient: address.address };
+      answer(Promise.resolve(admitRecipient(address, session)), callback, who);
     },
     onData(stream, session, callback) {
       const task = handleData(stream, session).then(
@@ -102,7 +139,21 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     },
   };
   const server = new EdgeSmtpServer(serverOptions, edge);
-  server.on('error', (err) => log.error({ err }, 'smtp server error'));
+  server.on('error', (err) => {
+    const seen = classifyConnectionError(err);
+    switch (seen.kind) {
+      case 'client-gone':
+        log.info({ remoteAddress: seen.remoteAddress, code: seen.code }, 'client disconnected');
+        return;
+      case 'tls-failed': {
+        const { remoteAddress, code, reason } = seen;
+        log.info({ remoteAddress, code, reason }, 'TLS handshake failed');
+        return;
+      }
+      case 'internal':
+        log.error({ err }, 'smtp server error');
+    }
+  });
 
   async function admitConnection(session: SMTPServerSession): Promise<RefusalError | null> {
     if (closing) return shuttingDown();
@@ -135,20 +186,26 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     return null;
   }
 
-  /** An smtp-server hook's callback, from a decision: the refusal's reply, or go on. */
+  /**
+   * An smtp-server hook's callback, from a decision: the refusal's reply, or go on. A refusal
+   * is logged with who was refused, since the client may never say what it did about it.
+   */
   function answer(
-    stage: RefusalStage,
     decision: Promise<RefusalError | null>,
     callback: (err?: SMTPServerError | null) => void,
+    who: RefusedAt,
   ): void {
     decision.then(
       (refusal) => {
-        if (refusal) countRefusal(stage, refusal);
-        callback(refusal ? toSmtpError(replyFor(refusal)) : null);
+        if (!refusal) return callback(null);
+        const reply = replyFor(refusal);
+        log.info({ ...who, reply: `${reply.responseCode} ${reply.message}` }, REFUSED[who.stage]);
+        countRefusal(METRIC_STAGE[who.stage], refusal);
+        callback(toSmtpError(reply));
       },
       (err: unknown) => {
-        log.error({ err }, 'session check failed');
-        countRefusal(stage, err);
+        log.error({ err, ...who }, 'session check failed');
+        countRefusal(METRIC_STAGE[who.stage], err);
         callback(toSmtpError(replyFor(err)));
       },
     );
@@ -159,8 +216,11 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   }
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const sessionLog = log.child({ sessionId: session.id, transaction: session.transaction });
-    const workspaces: AdmittingWorkspace[] = [];
+    const sessionLog = log.child({
+      transaction: session.transaction,
+      ...whoSends(session),
+    });
+    const workspaces: AdmittingWorkspace<IntakeWorkspace>[] = [];
     const seen = new Set<string>();
     for (const rcpt of session.envelope.rcptTo) {
       const routed = routes.lookup(rcpt.address);

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
-import type { Redis } from 'ioredis';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import { compileNetworkList, unmapIpv4 } from './network-list.ts';
 import type { SmtpSettings } from './smtp-settings-schema.ts';
 
@@ -38,7 +38,7 @@ export interface RateLimiter {
 export type RateLimitConfig = SmtpSettings['rateLimit'];
 
 export interface RateLimiterOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** redis.prefix: every key starts with it. */
   prefix: string;
   limits: RateLimitConfig;

@@ -46,7 +46,7 @@ const smtpSchema = z.strictObject({
   host: nonEmptyString().default('0.0.0.0'),
   /** TCP port; default 2525, 0 picks a free one. Env SMTP_PORT. */
   port: port().default(2525),
-  /** Name in the banner and the EHLO reply; default localhost (set the MX name in production). */
+  /** Name in the banner and the EHLO reply; default localhost (set the MX name in production). Env SMTP_HOSTNAME. */
   hostname: nonEmptyString().default('localhost'),
   /** Bytes; default 26214400 (25 MiB). Advertised with SIZE (RFC 1870) and enforced. */
   maxMessageSize: integer(1, 1024 * MIB).default(25 * MIB),

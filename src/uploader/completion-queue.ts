@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { asError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Document } from '../parsing-api/document-schema.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { CompletionPolicy } from './upload-options-schema.ts';
@@ -34,7 +34,7 @@ export const completionJobId = (messageId: string, entry: number): string => `${
 
 export interface CompletionQueueOptions {
   /** A connection that waits out a Redis restart (`maxRetriesPerRequest: null`). */
-  connection: Redis;
+  connection: RedisClient;
   keys: KeySpace;
 }
 

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
@@ -20,7 +20,7 @@ export interface FailedUpload {
 
 export interface FailedUploadsOptions {
   queue: Queue<UploadJobData>;
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   ledger: MessageLedger;
 }

@@ -19,6 +19,8 @@ import { documentOutcome, requestErrorOf } from './record-outcome.ts';
  */
 
 /** Fields of one entry to replace; the ledger stamps `updatedAt`. */
+export type SettledState = SettledEntry['state'];
+
 export type EntryChange = Partial<Omit<AttachmentEntry, 'entry' | 'updatedAt'>>;
 
 export type FollowUp =
@@ -33,7 +35,8 @@ export type FollowUp =
   | { action: 'pause-uploads'; reason: string };
 
 export type Ending =
-  | { end: 'done'; documentIdentifier: string; reason: string | null }
+  /** Settled: the document exists; `state` and `reason` are what the entry says of it. */
+  | { end: 'done'; documentIdentifier: string; state: SettledState; reason: string | null }
   /** Another attempt after the retry policy's delay, which honours the service's Retry-After. */
   | { end: 'retry'; reason: string; retryAfter: string | undefined }
   /** Failed for good: no further attempt. */
@@ -101,7 +104,7 @@ function settleDocument(verdict: DocumentVerdict, document: Document | null, att
   ];
   if (verdict.outcome === 'uploaded')
     actions.push({ action: 'track-completion', documentIdentifier, document });
-  return { actions, ending: { end: 'done', documentIdentifier, reason } };
+  return { actions, ending: { end: 'done', documentIdentifier, state: verdict.outcome, reason } };
 }
 
 function keyRefused(
@@ -160,5 +163,5 @@ export function finishSettled(entry: SettledEntry): Settlement {
   if (entry.state === 'uploaded' && trackingPending && entry.ready !== true) {
     actions.push({ action: 'track-completion', documentIdentifier, document: null });
   }
-  return { actions, ending: { end: 'done', documentIdentifier, reason: entry.reason } };
+  return { actions, ending: { end: 'done', documentIdentifier, state: entry.state, reason: entry.reason } };
 }

@@ -1,12 +1,14 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
+import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { AttachmentEntry, CompletionStatus } from '../record/message-record.ts';
 import { inspectResponse } from './classify-response.ts';
+import { closeWorker, createRunningJobs } from './close-worker.ts';
 import { decidePoll } from './completion-policy.ts';
 import { type CompletionJobData, completionQueueName } from './completion-queue.ts';
 import { documentOutcome } from './record-outcome.ts';
@@ -24,7 +26,9 @@ import type { UploadWorkspaces } from './upload-settings-schema.ts';
 
 export interface CompletionWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
-  connection: Redis;
+  connection: RedisClient;
+  /** Counts the worker's errors while Redis is away instead of logging each. */
+  outage?: RedisOutageLog;
   keys: KeySpace;
   ledger: MessageLedger;
   /** The uploads' client: same key, pool and timeouts. */
@@ -37,6 +41,8 @@ export interface CompletionWorkerOptions {
   logger: Logger;
   /** Epoch milliseconds; injected for tests, default Date.now. */
   now?: () => number;
+  /** How long close() waits for polls in flight, ms; default 30 s (upload.closeTimeout). */
+  closeTimeout?: number;
 }
 
 export interface CompletionWorker {
@@ -53,13 +59,19 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
   let running = false;
   let closing: Promise<void> | undefined;
 
-  const worker = new Worker<CompletionJobData>(completionQueueName, (job, token) => poll(job, token), {
-    connection: options.connection,
-    prefix: options.keys.queuePrefix,
-    concurrency: options.concurrency ?? 4,
-    autorun: false,
-  });
-  worker.on('error', (err) => log.error({ err }, 'completion worker error'));
+  const jobs = createRunningJobs();
+  const worker = new Worker<CompletionJobData>(
+    completionQueueName,
+    (job, token) => jobs.track(poll(job, token)),
+    {
+      connection: options.connection,
+      prefix: options.keys.queuePrefix,
+      concurrency: options.concurrency ?? 4,
+      autorun: false,
+    },
+  );
+  // Redis away is the outage log's to report, once, not this listener's on every retry.
+  worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'completion worker error'));
   // The poller itself failed for good (Redis gone through every attempt): say so on the entry.
   worker.on('failed', (job, err) => {
     if (!job) return;
@@ -166,8 +178,13 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
     close() {
       closing ??= (async () => {
         running = false;
-        await worker.close();
-        log.info('completion worker closed');
+        const outcome = await closeWorker(worker, jobs, options.closeTimeout ?? 30_000);
+        if (outcome === 'closed') log.info('completion worker closed');
+        else
+          log.warn(
+            { outcome },
+            'completion worker stopped without finishing its close; polls resume at the next start',
+          );
       })();
       return closing;
     },

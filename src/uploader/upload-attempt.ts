@@ -1,11 +1,11 @@
 import { type Job, type Queue, UnrecoverableError, WaitingError } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ApiResult } from '../parsing-api/api-result.ts';
 import type { Document } from '../parsing-api/document-schema.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import { releaseBlob } from '../queue/blob-release.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
@@ -19,9 +19,11 @@ import {
   failure,
   finishSettled,
   retryLater,
+  type SettledState,
   type Settlement,
   settleAnswer,
 } from './settle-attempt.ts';
+import { settleThroughOutage } from './settle-through-outage.ts';
 import { customIdentifierOf, type UploadContext, uploadFields, uploadQuery } from './upload-fields.ts';
 import type { UploadWorkspace, UploadWorkspaces } from './upload-settings-schema.ts';
 
@@ -55,7 +57,7 @@ export class RetryableUploadError extends Error {
 
 export interface UploadAttemptDeps {
   /** For blobs: any connection to the same Redis. */
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   ledger: MessageLedger;
   client: ParsingApiClient;
@@ -70,12 +72,21 @@ export interface UploadAttemptDeps {
   completion?: Queue<CompletionJobData> | undefined;
   /** Stops taking jobs until resumed: the service refused the API key. */
   pauseUploads(reason: string): Promise<void>;
+  /**
+   * upload.stalledAfter, ms: how long a settlement's writes wait out a Redis outage before the
+   * job is failed and retried (settle-through-outage.ts); default 30 s.
+   */
+  settleWaitMs?: number | undefined;
 }
 
-export type UploadProcessor = (
-  job: Job<UploadJobData>,
-  token: string | undefined,
-) => Promise<{ documentIdentifier: string }>;
+/** A completed job's return value: what its entry says, so the record can be checked against it. */
+export interface UploadResult {
+  documentIdentifier: string;
+  state: SettledState;
+  reason: string | null;
+}
+
+export type UploadProcessor = (job: Job<UploadJobData>, token: string | undefined) => Promise<UploadResult>;
 
 /** What one run of a job knows; `begun` once it marked the entry uploading. */
 interface Run {
@@ -100,7 +111,10 @@ export function createUploadAttempt(deps: UploadAttemptDeps): UploadProcessor {
     const run = await openRun(deps, job);
     const settlement = await settlementFor(deps, run, nextStep(run.facts));
     if (settlement.outcome) deps.metrics?.uploads.inc({ outcome: settlement.outcome });
-    for (const action of settlement.actions) await perform(deps, run, action);
+    const outage = { redis: deps.redis, boundMs: deps.settleWaitMs ?? 30_000 };
+    for (const action of settlement.actions) {
+      await settleThroughOutage(outage, run.log, action.action, () => perform(deps, run, action));
+    }
     return conclude(run, settlement, token);
   };
 }
@@ -259,7 +273,7 @@ async function conclude(
   run: Run,
   { outcome, ending }: Settlement,
   token: string | undefined,
-): Promise<{ documentIdentifier: string }> {
+): Promise<UploadResult> {
   switch (ending.end) {
     case 'done':
       // A skipped run settled nothing itself: the earlier run announced the document.
@@ -269,7 +283,7 @@ async function conclude(
           `document ${outcome}`,
         );
       }
-      return { documentIdentifier: ending.documentIdentifier };
+      return { documentIdentifier: ending.documentIdentifier, state: ending.state, reason: ending.reason };
     case 'retry':
       run.log.warn({ reason: ending.reason }, 'upload will be retried');
       throw new RetryableUploadError(ending.reason, ending.retryAfter);

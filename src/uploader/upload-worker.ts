@@ -1,12 +1,15 @@
 import { type Job, type Queue, Worker, type WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
+import type { RedisClient } from '../queue/redis-connections.ts';
+import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
+import { closeWorker, createRunningJobs, type RunningJobs } from './close-worker.ts';
 import type { CompletionJobData } from './completion-queue.ts';
+import { repair } from './reconcile-records.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import { createUploadAttempt, RecordedUploadFailure, RetryableUploadError } from './upload-attempt.ts';
 import type { UploadWorkspaces } from './upload-settings-schema.ts';
@@ -19,9 +22,11 @@ import type { UploadWorkspaces } from './upload-settings-schema.ts';
 
 export interface UploadWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`, as BullMQ workers need. */
-  connection: Redis;
+  connection: RedisClient;
+  /** Counts the worker's errors while Redis is away instead of logging each. */
+  outage?: RedisOutageLog;
   /** For blobs: any connection to the same Redis. */
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySpace;
   ledger: MessageLedger;
   client: ParsingApiClient;
@@ -73,14 +78,21 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   const upload = createUploadAttempt({
     ...options,
     logger: log,
+    settleWaitMs: options.stalledAfter,
     async pauseUploads(reason) {
       pausedReason = reason;
       // pause(true): do not wait for the active jobs, the one that saw the refusal among them.
       await worker.pause(true);
     },
   });
-  const worker = new Worker<UploadJobData>(uploadQueueName, upload, workerOptions(options));
-  worker.on('error', (err) => log.error({ err }, 'upload worker error'));
+  const jobs = createRunningJobs();
+  const worker = new Worker<UploadJobData>(
+    uploadQueueName,
+    (job, token) => jobs.track(upload(job, token)),
+    workerOptions(options),
+  );
+  // Redis away is the outage log's to report, once, not this listener's on every retry.
+  worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'upload worker error'));
   worker.on('failed', (job, err) => {
     if (job && !(err instanceof RecordedUploadFailure)) recordGivenUp(options, log, job, err);
   });
@@ -106,7 +118,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     },
     close() {
       running = false;
-      closing ??= closeWithin(worker, options.closeTimeout ?? 30_000, log);
+      closing ??= closeWithin(worker, jobs, options.closeTimeout ?? 30_000, log);
       return closing;
     },
   };
@@ -139,7 +151,8 @@ function workerOptions(options: UploadWorkerOptions): WorkerOptions {
 /**
  * A job that failed for good on something other than an API answer (Redis gone while reading
  * its blob, a worker that kept dying mid-job so BullMQ gave up on it as stalled) must not be
- * left looking "uploading". A RecordedUploadFailure was recorded where it was thrown.
+ * left looking "uploading". A RecordedUploadFailure was recorded where it was thrown. Should
+ * this process die before the write, the record reconciler repairs the entry at the next start.
  */
 function recordGivenUp(
   { ledger, metrics }: Pick<UploadWorkerOptions, 'ledger' | 'metrics'>,
@@ -149,27 +162,26 @@ function recordGivenUp(
 ): void {
   void (async () => {
     if (!(await job.isFailed())) return;
-    await ledger.updateEntry(job.data.messageId, job.data.entry, {
-      state: 'failed',
-      reason: `gave up: ${err.message}`,
-    });
-    metrics?.documents.inc({ outcome: 'failed' });
-    log.warn({ queueId: job.data.messageId, jobId: job.id, reason: err.message }, 'upload failed');
+    if (await repair(ledger, job, { state: 'failed', failedReason: err.message }, log)) {
+      metrics?.documents.inc({ outcome: 'failed' });
+    }
   })().catch((updateErr: unknown) =>
     log.error({ err: updateErr, jobId: job.id }, 'could not record a failed upload'),
   );
 }
 
 /** Waits for the uploads in flight up to `limitMs`, then leaves them to stall recovery. */
-async function closeWithin(worker: Worker<UploadJobData>, limitMs: number, log: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'deadline'>((resolve) => {
-    timer = setTimeout(() => resolve('deadline'), limitMs);
-  });
-  const outcome = await Promise.race([worker.close().then(() => 'closed' as const), deadline]);
-  clearTimeout(timer);
+async function closeWithin(
+  worker: Worker<UploadJobData>,
+  jobs: RunningJobs,
+  limitMs: number,
+  log: Logger,
+): Promise<void> {
+  const outcome = await closeWorker(worker, jobs, limitMs);
   if (outcome === 'deadline') {
     log.warn({ ms: limitMs }, 'uploads still in flight at the deadline are handed back to the queue');
+  } else if (outcome === 'redis unreachable') {
+    log.warn('no upload was in flight; stopped without waiting for Redis to answer the worker');
   } else {
     log.info('upload worker closed');
   }

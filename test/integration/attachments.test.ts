@@ -93,10 +93,17 @@ describe('attachments end to end', () => {
     const byName = Object.fromEntries(record.attachments.map((entry) => [entry.fileName, entry]));
     expect(byName['real.pdf']?.state).toBe('uploaded');
     expect(byName['empty.pdf']).toMatchObject({ state: 'skipped', reason: 'empty part', workspace: null });
-    for (const name of ['invite.ics', 'archive.zip', 'fake.pdf']) {
+    for (const name of ['invite.ics', 'fake.pdf']) {
       expect(byName[name]).toMatchObject({ state: 'skipped', workspace: null });
       expect(byName[name]?.reason).toMatch(/^unsupported type/);
     }
+    // No workspace here sets archives: unpack, so the archive stays shut.
+    expect(byName['archive.zip']).toMatchObject({
+      state: 'skipped',
+      workspace: null,
+      reason: 'a ZIP archive, not opened: no workspace it is addressed to sets archives: unpack',
+      path: 'part 4 > archive.zip',
+    });
     expect(uploadsOf(record).map((upload) => upload?.file?.fileName)).toEqual(['real.pdf']);
   });
 

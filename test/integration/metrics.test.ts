@@ -95,6 +95,7 @@ describe('GET /metrics', () => {
       html: '<p>Invoice attached</p><img src="cid:logo@acme">',
       attachments: [
         { filename: 'parts.pdf', content: uniquePdf('parts') },
+        { filename: 'animation.gif', content: sampleFile('image.gif') },
         { filename: 'archive.zip', content: sampleFile('archive.zip') },
         { filename: 'empty.pdf', content: Buffer.alloc(0) },
         { filename: 'logo.png', content: sampleFile('image.png'), cid: 'logo@acme' },
@@ -116,19 +117,21 @@ describe('GET /metrics', () => {
 
     const kinds = [
       'queued',
-      ...['unsupported_type', 'empty', 'inline_image', 'report', 'pointer'].map((k) => `skipped_${k}`),
+      ...['unsupported_type', 'empty', 'inline_image', 'report', 'pointer', 'container'].map(
+        (k) => `skipped_${k}`,
+      ),
     ];
     const series = kinds.map((kind) => `ingest_gateway_attachments_total{outcome="${kind}"}`);
-    expect(Object.values(growth(before, after, series))).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(Object.values(growth(before, after, series))).toEqual([1, 1, 1, 1, 1, 1, 1]);
     expect(
       growth(before, after, ['ingest_gateway_smtp_messages_total{outcome="accepted",code="250"}']),
     ).toEqual({
       'ingest_gateway_smtp_messages_total{outcome="accepted",code="250"}': 2,
     });
-    // The record says the same: one upload, five parts skipped.
+    // The record says the same: one upload, six parts skipped.
     const { attachments } = await harness.record(id);
-    expect(attachments.filter((entry) => entry.state === 'skipped')).toHaveLength(5);
-    expect(attachments).toHaveLength(6);
+    expect(attachments.filter((entry) => entry.state === 'skipped')).toHaveLength(6);
+    expect(attachments).toHaveLength(7);
   });
 
   it('counts documents: uploaded and parsed, rejected, failed', async () => {

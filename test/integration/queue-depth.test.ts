@@ -3,7 +3,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { createQueueDepthReader } from '../../src/queue/queue-depth.ts';
-import { closeConnection, createIntakeConnection } from '../../src/queue/redis-connections.ts';
+import {
+  closeConnection,
+  createIntakeConnection,
+  type RedisClient,
+} from '../../src/queue/redis-connections.ts';
+import { createRedisOutageLog } from '../../src/queue/redis-outage-log.ts';
 import { createUploadQueue, type UploadJobData } from '../../src/queue/upload-queue.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { LogSink } from '../support/gateway-harness.ts';
@@ -12,7 +17,7 @@ import { startRedis, type TestRedis } from '../support/redis-server.ts';
 /** The reader behind the queue gauges, against a real Redis, with the clock in the test's hands. */
 describe('queue depth reader', () => {
   let redis: TestRedis;
-  let intake: Redis;
+  let intake: RedisClient;
   let admin: Redis;
   let queue: Queue<UploadJobData>;
   const logs = new LogSink();
@@ -21,7 +26,7 @@ describe('queue depth reader', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    intake = createIntakeConnection(redis.url, logger);
+    intake = createIntakeConnection(redis.url, createRedisOutageLog({ logger }));
     admin = new Redis(redis.url);
     queue = createUploadQueue({
       connection: admin,

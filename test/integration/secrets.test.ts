@@ -69,8 +69,8 @@ describe('secrets', () => {
     expect((await send('outage'))?.text).toMatch(/^451 4\.3\.0 /);
     expect((await api('/readyz')).status).toBe(503);
     await api('/metrics');
-    // The intake connection's error is among the lines searched for secrets below.
-    await intakeLogged(harness.logs, from, 'redis connection error');
+    // The intake connection's loss is among the lines searched for secrets below.
+    await intakeLogged(harness.logs, from, 'redis connection lost');
     await harness.redis.start();
     await readyzAnswers(harness.httpUrl, 200, httpToken);
     const recovered = queuedId(await send('after-outage'));

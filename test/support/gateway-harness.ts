@@ -49,6 +49,8 @@ export interface HarnessOptions extends Omit<TestConfigInput, 'api' | 'smtp' | '
   role?: Role;
   /** DNS for sender authentication (test/support/dns-fake.ts); default node:dns with config.dns. */
   resolver?: DnsResolver;
+  /** The mock API's processing time, ms: a `wait: true` upload is answered after it. */
+  processingMs?: number;
 }
 
 export interface Harness {
@@ -76,7 +78,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const redis = await startRedis({ config: options.redisServer ?? {} });
   const logs = new LogSink();
   const logger = createLogger({ level: 'debug', destination: logs });
-  const mock = createMockApi({ apiKey, logger });
+  const mock = createMockApi({
+    apiKey,
+    logger,
+    ...(options.processingMs === undefined ? {} : { processingMs: options.processingMs }),
+  });
   const { url: mockUrl } = await mock.start({ host: '127.0.0.1', port: 0 });
   const config = testConfig({
     retention: options.retention,

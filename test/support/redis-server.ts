@@ -12,13 +12,16 @@ export interface RedisServerOptions {
 /**
  * A private redis-server for one test file: its own port and data directory, never 6379.
  * `stop()` (a crash: SIGKILL) and `start()` let a test take Redis away and bring it back on
- * the same port.
+ * the same port; `freeze()` (SIGSTOP) leaves its connections open and unanswered, as a hung
+ * server or a dead link does, until `thaw()`.
  */
 export interface TestRedis {
   readonly port: number;
   readonly url: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  freeze(): void;
+  thaw(): void;
   close(): Promise<void>;
 }
 
@@ -56,6 +59,8 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Test
     url: `redis://127.0.0.1:${port}`,
     start,
     stop,
+    freeze: () => child?.kill('SIGSTOP'),
+    thaw: () => child?.kill('SIGCONT'),
     async close() {
       await stop();
       await rm(dir, { recursive: true, force: true });

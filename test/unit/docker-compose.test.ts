@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { parseConfig } from '../../src/config/load-config.ts';
+import { shutdownDeadline } from '../../src/gateway.ts';
 
 const service = z.looseObject({
   build: z.string().optional(),
@@ -12,6 +13,7 @@ const service = z.looseObject({
   depends_on: z.record(z.string(), z.object({ condition: z.string() })).optional(),
   healthcheck: z.object({ test: z.array(z.string()) }).optional(),
   ports: z.array(z.string()).optional(),
+  stop_grace_period: z.string().optional(),
 });
 const compose = z.object({
   services: z.record(z.string(), service),
@@ -26,6 +28,34 @@ async function load() {
 function option(command: readonly string[], name: string): string | undefined {
   const at = command.indexOf(`--${name}`);
   return at >= 0 ? command[at + 1] : undefined;
+}
+
+/** Compose's `70s` / `1m30s` durations, in ms. */
+function durationMs(text: string): number {
+  const match = /^(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
+  if (!match || text === '') throw new Error(`not a duration: ${text}`);
+  return (Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0)) * 1000;
+}
+
+/** A value as compose gives it when the host sets none of the variables: `${VAR:-default}` is the default. */
+function withDefaults(value: string): string {
+  return value.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
+}
+
+function defaultEnvironment(environment: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(environment).map(([name, value]) => [name, withDefaults(value)]));
+}
+
+async function gatewayConfig() {
+  const { services } = await load();
+  const command = services.gateway?.command ?? [];
+  const configPath = command[command.indexOf('--config') + 1] ?? '';
+  const env = defaultEnvironment(services.gateway?.environment ?? {});
+  return {
+    configPath,
+    env,
+    config: parseConfig({ text: await readFile(configPath, 'utf8'), env, source: configPath }),
+  };
 }
 
 describe('docker-compose.yml', () => {
@@ -54,26 +84,26 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives the gateway a configuration that validates with the compose environment', async () => {
-    const { services } = await load();
-    const command = services.gateway?.command ?? [];
-    const configPath = command[command.indexOf('--config') + 1];
+    const { configPath, env, config } = await gatewayConfig();
     expect(configPath).toBe('config/gateway.compose.yaml');
-    const env = Object.fromEntries(
-      Object.entries(services.gateway?.environment ?? {}).map(([name, value]) => [
-        name,
-        // Compose fills ${VAR:-default} from the host environment; here, with the default.
-        value.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1'),
-      ]),
-    );
-    const config = parseConfig({
-      text: await readFile(configPath ?? '', 'utf8'),
-      env,
-      source: configPath ?? '',
-    });
     expect(config.api.baseUrl).toBe('http://mock-api:8026');
     expect(config.api.apiKey).toBe(env.PARSER_API_KEY);
     expect(config.redis.url).toBe('redis://redis:6379');
     expect(config.smtp.host).toBe('0.0.0.0');
     expect(config.http.host).toBe('0.0.0.0');
+  });
+
+  it('links records to the HTTP API as the host reaches it through the mapped port', async () => {
+    const { services } = await load();
+    const { config } = await gatewayConfig();
+    expect(config.http.publicUrl).toBe('http://127.0.0.1:8025');
+    expect((services.gateway?.ports ?? []).map(withDefaults)).toContain('127.0.0.1:8025:8025');
+  });
+
+  it('gives the gateway longer than its own shutdown deadline before SIGKILL', async () => {
+    const { services } = await load();
+    const { config } = await gatewayConfig();
+    const grace = durationMs(services.gateway?.stop_grace_period ?? '10s');
+    expect(grace).toBeGreaterThan(shutdownDeadline(config));
   });
 });

@@ -122,8 +122,20 @@ describe('environment overrides', () => {
       expected: 'env-key',
     },
     { variable: 'LOG_LEVEL', value: 'debug', read: (c: GatewayConfig) => c.log.level, expected: 'debug' },
+    {
+      variable: 'SMTP_HOSTNAME',
+      value: 'mx1.example.com',
+      read: (c: GatewayConfig) => c.smtp.hostname,
+      expected: 'mx1.example.com',
+    },
+    {
+      variable: 'PUBLIC_URL',
+      value: 'https://ingest.example.com/gateway',
+      read: (c: GatewayConfig) => c.http.publicUrl,
+      expected: 'https://ingest.example.com/gateway',
+    },
   ])('$variable overrides the file', ({ variable, value, read, expected }) => {
-    const text = `smtp: {port: 25}\nhttp: {port: 80}\nredis: {url: "redis://file:6379"}\nlog: {level: warn}\n${LIVE}`;
+    const text = `smtp: {port: 25, hostname: mx.file.example}\nhttp: {port: 80, publicUrl: "https://file.example.com"}\nredis: {url: "redis://file:6379"}\nlog: {level: warn}\n${LIVE}`;
     const env = { PARSER_API_KEY: 'file-key', [variable]: value };
     expect(read(parse(text, env))).toEqual(expected);
   });
@@ -173,6 +185,11 @@ describe('environment overrides', () => {
       variable: 'PARSER_API_URL',
       value: 'http://api.example.com',
       problem: 'api.baseUrl: http: would send the API key in clear',
+    },
+    {
+      variable: 'PUBLIC_URL',
+      value: 'ingest.example.com',
+      problem: 'http.publicUrl: expected an http(s) URL, got "ingest.example.com"',
     },
   ])('$variable=$value is a problem', ({ variable, value, problem }) => {
     const problems = problemsOf(MOCK, { [variable]: value });

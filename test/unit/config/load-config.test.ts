@@ -62,6 +62,7 @@ describe('loadConfig', () => {
         prefix: 'ingest',
         sentinels: [],
         sentinelName: 'mymaster',
+        cluster: [],
         startLocal: false,
         allowEviction: false,
         waitAof: false,
@@ -82,7 +83,7 @@ describe('loadConfig', () => {
       log: { level: 'info' },
       auth: { senderAuthentication: 'off', trustedArcSealers: [] },
       dns: { servers: [], timeout: 5000, tries: 2 },
-      workspaces: [{ identifier: 'ws-1', ingestEmail: 'In@ingest.example' }],
+      workspaces: [{ identifier: 'ws-1', ingestEmail: 'In@ingest.example', archives: 'skip' }],
     });
   });
 
@@ -269,6 +270,30 @@ describe('parseConfig', () => {
       expect(
         parse(`api: {baseUrl: "https://api.example.com/eu1/", apiKey: k}\n${WORKSPACE}`).api.baseUrl,
       ).toBe('https://api.example.com/eu1');
+    });
+  });
+
+  describe('redis.cluster', () => {
+    const cluster = 'cluster: ["10.0.0.1:6379", "10.0.0.2:6379"]';
+    it('takes seed nodes, with the user, password and TLS of the URL', () => {
+      const redis = parse(`redis: {url: "rediss://app:secret@ignored", ${cluster}}\n${MOCK}`).redis;
+      expect(redis.cluster).toEqual(['10.0.0.1:6379', '10.0.0.2:6379']);
+    });
+
+    it.each([
+      {
+        extra: 'sentinels: ["10.0.0.9:26379"]',
+        problem: /^redis\.cluster: cannot be combined with redis\.sentinels/,
+      },
+      {
+        extra: 'url: "redis://10.0.0.1:6379/2"',
+        problem: /^redis\.url: names database 2, but a Redis Cluster has only database 0/,
+      },
+      { extra: 'startLocal: true', problem: /^redis\.startLocal: cannot be combined with redis\.cluster/ },
+      { extra: 'cluster: ["10.0.0.1"]', problem: /^redis\.cluster\[0\]: expected host:port$/ },
+    ])('refuses $extra beside it', ({ extra, problem }) => {
+      const text = extra.startsWith('cluster') ? `redis: {${extra}}` : `redis: {${cluster}, ${extra}}`;
+      expect(problemsOf(`${text}\n${MOCK}`)).toEqual([expect.stringMatching(problem)]);
     });
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RefusalError } from '../../../src/errors.ts';
 import { type DecideInput, decide, type Transaction } from '../../../src/intake/decide.ts';
+import type { IntakeWorkspace } from '../../../src/intake/intake-settings-schema.ts';
 import type { LeafPart, WalkResult } from '../../../src/mail/walk-message.ts';
 import type { AdmittingWorkspace } from '../../../src/sender/admit-sender.ts';
 import { compileAllowList } from '../../../src/sender/compile-allow-list.ts';
@@ -24,6 +25,9 @@ function leaf(index: number, fields: Partial<LeafPart> = {}): LeafPart {
     stored: true,
     exclusion: null,
     textContent: false,
+    path: `part ${index + 1}`,
+    container: null,
+    inArchive: false,
     ...fields,
   };
 }
@@ -51,15 +55,22 @@ function walk(parts: LeafPart[], fields: Partial<WalkResult> = {}): WalkResult {
   };
 }
 
-function workspace(identifier: string, rules: string[] | null): AdmittingWorkspace {
+function workspace(
+  identifier: string,
+  rules: string[] | null,
+  archives?: 'unpack' | 'skip',
+): AdmittingWorkspace<IntakeWorkspace> {
   return {
-    config: { identifier, whitelistIngestAddresses: rules },
+    config: { identifier, whitelistIngestAddresses: rules, ...(archives ? { archives } : {}) },
     admits: compileAllowList(rules),
     policy: 'unused by decide',
   };
 }
 
-function transaction(workspaces: AdmittingWorkspace[], rcptTo = ['a@ingest.example']): Transaction {
+function transaction(
+  workspaces: AdmittingWorkspace<IntakeWorkspace>[],
+  rcptTo = ['a@ingest.example'],
+): Transaction {
   return {
     remoteAddress: '192.0.2.7',
     helo: 'mx.acme.example',
@@ -255,5 +266,55 @@ describe('decide', () => {
     expect(hashOf(['a@x.example', 'B@x.example'])).toBe(hashOf(['b@x.example', 'A@x.example']));
     expect(hashOf(['a@x.example'])).not.toBe(hashOf(['a@x.example', 'b@x.example']));
     expect(hashOf(['a@x.example'])).not.toBe(hashOf(['a@x.example'], hash('s')));
+  });
+});
+
+describe('decide: files taken out of a ZIP archive', () => {
+  const fromZip = (index: number) =>
+    leaf(index, { inArchive: true, path: `part 2 > a.zip > doc-${index}.pdf` });
+  const zipWalk = walk([body(0), leaf(1), fromZip(2), fromZip(3)]);
+  const open = (identifier: string, archives?: 'unpack' | 'skip') => workspace(identifier, null, archives);
+
+  it.each<[string, AdmittingWorkspace<IntakeWorkspace>[], string[]]>([
+    [
+      'unpack: every document',
+      [open('ws-u', 'unpack')],
+      ['ws-u:1:doc-1.pdf', 'ws-u:2:doc-2.pdf', 'ws-u:3:doc-3.pdf'],
+    ],
+    ['skip: none of the archive', [open('ws-s', 'skip')], ['ws-s:1:doc-1.pdf']],
+    ['absent reads as skip', [open('ws-d')], ['ws-d:1:doc-1.pdf']],
+    [
+      'each workspace by its own setting',
+      [open('ws-s', 'skip'), open('ws-u', 'unpack')],
+      ['ws-s:1:doc-1.pdf', 'ws-u:1:doc-1.pdf', 'ws-u:2:doc-2.pdf', 'ws-u:3:doc-3.pdf'],
+    ],
+  ])('%s', (_case, workspaces, expected) => {
+    expect(uploads({ walk: zipWalk, transaction: transaction(workspaces) })).toEqual(expected);
+  });
+
+  it('records where each document came from', () => {
+    const { entries } = decide(input({ walk: zipWalk, transaction: transaction([open('ws-u', 'unpack')]) }));
+    expect(entries.map((entry) => entry.path)).toEqual([
+      'part 2',
+      'part 2 > a.zip > doc-2.pdf',
+      'part 2 > a.zip > doc-3.pdf',
+    ]);
+  });
+
+  it('counts against maxAttachments what the workspace that gets the most gets', () => {
+    const policy = { maxAttachments: 2, defaultMode: 'off' as const, trustedArcSealers: new Set<string>() };
+    expect(refusal({ walk: zipWalk, policy, transaction: transaction([open('ws-s', 'skip')]) })).toBe(
+      'accepted',
+    );
+    expect(
+      refusal({ walk: zipWalk, policy, transaction: transaction([open('ws-s'), open('ws-u', 'unpack')]) }),
+    ).toBe('TOO_MANY_ATTACHMENTS: 3 supported attachments, at most 2 are taken per message');
+  });
+
+  it('refuses a message whose only documents are in an archive no addressed workspace unpacks', () => {
+    const onlyZip = walk([body(0), fromZip(1)]);
+    expect(refusal({ walk: onlyZip, transaction: transaction([open('ws-s', 'skip')]) })).toMatch(
+      /^NO_SUPPORTED_ATTACHMENT: no supported attachment: found 1 part/,
+    );
   });
 });

@@ -154,11 +154,23 @@ describe('cfbDirectory', () => {
     ['sample.doc', ['Root Entry', 'WordDocument']],
     ['sample.xls', ['Root Entry', 'Workbook']],
   ])('lists the entries of %s', (file, names) => {
-    expect(cfbDirectory(fileFixture(file))).toEqual({ names, complete: true });
+    expect(cfbDirectory(fileFixture(file))).toMatchObject({ names, complete: true });
   });
 
   it('says when the directory is cut off', () => {
-    expect(cfbDirectory(fileFixture('sample.doc').subarray(0, 1024))).toEqual({ names: [], complete: false });
+    expect(cfbDirectory(fileFixture('sample.doc').subarray(0, 1024))).toEqual({
+      names: [],
+      complete: false,
+      largestStream: 0,
+    });
+  });
+
+  it('states the largest stream size an entry gives, which a hostile file may set beyond its own', () => {
+    const sizes = Buffer.from(fileFixture('sample.doc'));
+    expect(cfbDirectory(sizes)?.largestStream).toBeLessThanOrEqual(sizes.length);
+    // The second entry (WordDocument) of the directory, in sector 1, claims 4 GB.
+    sizes.writeUInt32LE(0xffffff00, 1024 + 128 + 120);
+    expect(cfbDirectory(sizes)?.largestStream).toBe(0xffffff00);
   });
 
   it('is null for anything else', () => {
@@ -168,7 +180,7 @@ describe('cfbDirectory', () => {
   it('stops on a directory chain that loops', () => {
     const looping = Buffer.from(fileFixture('sample.doc'));
     looping.writeUInt32LE(1, 512 + 4); // the directory sector's successor is itself
-    expect(cfbDirectory(looping)).toEqual({ names: ['Root Entry', 'WordDocument'], complete: false });
+    expect(cfbDirectory(looping)).toMatchObject({ names: ['Root Entry', 'WordDocument'], complete: false });
   });
 });
 

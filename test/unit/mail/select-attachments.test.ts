@@ -22,6 +22,9 @@ function leaf(overrides: Partial<LeafPart>): LeafPart {
     stored: true,
     exclusion: null,
     textContent: false,
+    path: `part ${index + 1}`,
+    container: null,
+    inArchive: false,
     ...overrides,
   };
 }
@@ -162,6 +165,17 @@ describe('selectAttachments', () => {
         kind: 'pointer',
         reason: 'a pointer to content stored elsewhere (message/external-body), not the content',
       },
+    ],
+    [
+      'a ZIP archive opened into parts of their own',
+      {
+        declaredType: 'application/zip',
+        detectedType: null,
+        bytesType: 'application/zip',
+        container: { kind: 'zip', outcome: 'a ZIP archive: its 2 files are listed as parts of their own' },
+      },
+      [],
+      { kind: 'container', reason: 'a ZIP archive: its 2 files are listed as parts of their own' },
     ],
   ])('%s → %o', (_case, overrides, htmlCids, skip) => {
     const part = leaf(overrides);

@@ -109,7 +109,6 @@ describe('walkMessage: parts that are not documents', () => {
 
   it.each([
     ['invite.ics', 'text/calendar', 'text/calendar', 210],
-    ['archive.zip', 'application/zip', 'application/zip', 175],
     ['empty.pdf', 'application/pdf', null, 0],
     ['invoice.pdf', 'application/pdf', 'application/x-msdownload', 128],
     ['signature.asc', 'application/pgp-signature', null, 228],
@@ -130,12 +129,25 @@ describe('walkMessage: parts that are not documents', () => {
     },
   );
 
+  it('stores a ZIP archive as a container to open after DATA, not as a document', async () => {
+    const { result, store } = walked();
+    const part = partNamed(result, 'archive.zip');
+    expect(part).toMatchObject({
+      bytesType: 'application/zip',
+      detectedType: null,
+      stored: true,
+      container: { kind: 'zip', outcome: 'a ZIP archive, not opened' },
+      path: `part ${part.partNumber} > archive.zip`,
+    });
+    expect(store.parts.get(part.index)?.bytes).toEqual(fileFixture('archive.zip'));
+  });
+
   it('selects nothing, and says why for each part', () => {
     const { documents, skipped } = selectAttachments(walked().result);
     expect(documents).toEqual([]);
     expect(skipped.map(({ part, reason }) => [part.fileName, reason])).toEqual([
       ['invite.ics', 'unsupported type text/calendar (declared text/calendar)'],
-      ['archive.zip', 'unsupported type application/zip (declared application/zip)'],
+      ['archive.zip', 'a ZIP archive, not opened'],
       ['empty.pdf', 'empty part'],
       ['invoice.pdf', 'unsupported type application/x-msdownload (declared application/pdf)'],
       [

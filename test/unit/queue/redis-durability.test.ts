@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { assessDurability, type RedisFacts, supportsWaitAof } from '../../../src/queue/redis-durability.ts';
+import {
+  assessDurability,
+  assessNodes,
+  type RedisFacts,
+  supportsWaitAof,
+} from '../../../src/queue/redis-durability.ts';
 
 const facts = (config: Record<string, string> | null, version = '7.2.4'): RedisFacts => ({ config, version });
 const safe = { 'maxmemory-policy': 'noeviction', appendonly: 'yes', appendfsync: 'everysec' };
@@ -93,5 +98,58 @@ describe('assessDurability with waitAof and AOF off', () => {
     expect(durability.warnings).toEqual(
       expect.arrayContaining([expect.stringContaining('redis.waitAof needs AOF on')]),
     );
+  });
+});
+
+describe('assessNodes (a Redis Cluster: every node)', () => {
+  const node = (name: string, config: Record<string, string> | null, version = '7.2.4'): RedisFacts => ({
+    config,
+    version,
+    node: name,
+  });
+
+  it('is assessDurability itself for the one server', () => {
+    const one = facts({ ...safe, appendonly: 'no' });
+    expect(assessNodes([one], defaults)).toEqual(assessDurability(one, defaults));
+  });
+
+  it('reports the weakest AOF and says each warning once, naming its nodes', () => {
+    const { durability, refusal } = assessNodes(
+      [
+        node('a:1', { ...safe, appendfsync: 'always' }),
+        node('b:2', { ...safe, appendonly: 'no' }),
+        node('c:3', { ...safe, appendonly: 'no' }),
+      ],
+      defaults,
+    );
+    expect(refusal).toBeNull();
+    expect(durability).toMatchObject({ aof: 'off', maxmemoryPolicy: 'noeviction', version: '7.2.4' });
+    expect(durability.warnings).toEqual([expect.stringMatching(/^AOF is off: .* \(on b:2, c:3\)$/)]);
+  });
+
+  it('refuses when any node may evict, naming it', () => {
+    const { refusal, durability } = assessNodes(
+      [node('a:1', safe), node('b:2', { ...safe, 'maxmemory-policy': 'allkeys-lru' })],
+      defaults,
+    );
+    expect(refusal).toMatch(/^Redis maxmemory-policy is allkeys-lru: .* \(on b:2\)$/);
+    expect(durability.maxmemoryPolicy).toBe('noeviction, allkeys-lru');
+  });
+
+  it('waits for WAITAOF only when every node has it', () => {
+    const waiting = { ...defaults, waitAof: true };
+    expect(assessNodes([node('a:1', safe), node('b:2', safe)], waiting).durability.waitAof).toBe(true);
+    const mixed = assessNodes([node('a:1', safe), node('b:2', safe, '7.0.15')], waiting).durability;
+    expect(mixed.waitAof).toBe(false);
+    expect(mixed.version).toBe('7.2.4, 7.0.15');
+    expect(mixed.warnings).toEqual([expect.stringMatching(/Redis 7\.0\.15 has no WAITAOF.* \(on b:2\)$/)]);
+  });
+
+  it('warns once for nodes that do not allow CONFIG', () => {
+    const { durability } = assessNodes([node('a:1', null), node('b:2', null)], defaults);
+    expect(durability.aof).toBe('unknown');
+    expect(durability.warnings).toEqual([
+      expect.stringMatching(/^CONFIG GET is not allowed.* \(on a:1, b:2\)$/),
+    ]);
   });
 });

@@ -72,7 +72,7 @@ describe('settleAnswer', () => {
           { action: 'release-blob' },
           { action: 'track-completion', documentIdentifier: 'DOC-1', document: doc(pending) },
         ],
-        ending: { end: 'done', documentIdentifier: 'DOC-1', reason: null },
+        ending: { end: 'done', state: 'uploaded', documentIdentifier: 'DOC-1', reason: null },
       },
     },
     {
@@ -99,7 +99,7 @@ describe('settleAnswer', () => {
           { action: 'release-blob' },
           { action: 'track-completion', documentIdentifier: 'DOC-1', document: doc(warned) },
         ],
-        ending: { end: 'done', documentIdentifier: 'DOC-1', reason: null },
+        ending: { end: 'done', state: 'uploaded', documentIdentifier: 'DOC-1', reason: null },
       },
     },
     {
@@ -125,7 +125,12 @@ describe('settleAnswer', () => {
           },
           { action: 'release-blob' },
         ],
-        ending: { end: 'done', documentIdentifier: 'DOC-2', reason: 'duplicate: of DOC-0' },
+        ending: {
+          end: 'done',
+          state: 'rejected',
+          documentIdentifier: 'DOC-2',
+          reason: 'duplicate: of DOC-0',
+        },
       },
     },
     {
@@ -151,7 +156,12 @@ describe('settleAnswer', () => {
           },
           { action: 'release-blob' },
         ],
-        ending: { end: 'done', documentIdentifier: 'DOC-3', reason: 'document_conversion_failed: bad' },
+        ending: {
+          end: 'done',
+          state: 'rejected',
+          documentIdentifier: 'DOC-3',
+          reason: 'document_conversion_failed: bad',
+        },
       },
     },
     {
@@ -406,7 +416,7 @@ describe('finishSettled', () => {
   ])('$name', ({ entry, actions }) => {
     expect(finishSettled(entry)).toEqual({
       actions,
-      ending: { end: 'done', documentIdentifier: 'DOC-1', reason: entry.reason },
+      ending: { end: 'done', documentIdentifier: 'DOC-1', state: entry.state, reason: entry.reason },
     });
   });
 });

@@ -1,0 +1,143 @@
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import {
+  type ContainedEntry,
+  ContainerError,
+  type ContainerKind,
+  type ContainerLimits,
+} from './contained-file.ts';
+import type { OpenRequest, WorkerReply } from './container-worker.ts';
+
+export interface ContainerUnpackerOptions {
+  /**
+   * Milliseconds the worker may take to produce its next entry (the first included); default
+   * 10000. A 20 MB container is read in well under a second, so only a reader caught in a
+   * loop reaches it, and it is stopped there.
+   */
+  stepTimeout?: number;
+  /** The reader process's heap, in MB; default 128: a reader that keeps allocating is stopped there. */
+  maxHeapMb?: number;
+  /** Containers opened at once in this process; default 2 (one per core), others wait their turn. */
+  concurrency?: number;
+}
+
+export interface ContainerUnpacker {
+  /**
+   * Open a container and hand each entry to `onEntry` in order, waiting for it before the next
+   * one is read. Rejects with ContainerError when the container cannot be opened (malformed,
+   * past a bound, too slow, too hungry); entries handed over before that stay handed over.
+   */
+  unpack(
+    kind: ContainerKind,
+    bytes: Buffer,
+    limits: ContainerLimits,
+    onEntry: (entry: ContainedEntry) => Promise<void>,
+  ): Promise<void>;
+}
+
+const workerPath = fileURLToPath(new URL('./container-worker.ts', import.meta.url));
+
+/**
+ * Opens each container in a process of its own (container-worker.ts), a bounded number at a
+ * time. Memory stays bounded: a container is at most smtp.maxPartSize (larger ones are not
+ * stored, so never opened), the reader's heap is capped, and it hands over one file at a time.
+ */
+export function createContainerUnpacker(options: ContainerUnpackerOptions = {}): ContainerUnpacker {
+  const stepTimeout = options.stepTimeout ?? 10_000;
+  const maxHeapMb = options.maxHeapMb ?? 128;
+  const concurrency = options.concurrency ?? 2;
+  let running = 0;
+  const waiting: Array<() => void> = [];
+
+  async function turn(): Promise<() => void> {
+    if (running >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+    running += 1;
+    return () => {
+      running -= 1;
+      waiting.shift()?.();
+    };
+  }
+
+  return {
+    async unpack(kind, bytes, limits, onEntry) {
+      const release = await turn();
+      try {
+        await runWorker({ kind, bytes, limits }, onEntry, stepTimeout, maxHeapMb);
+      } finally {
+        release();
+      }
+    },
+  };
+}
+
+function runWorker(
+  request: OpenRequest,
+  onEntry: (entry: ContainedEntry) => Promise<void>,
+  stepTimeout: number,
+  maxHeapMb: number,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = fork(workerPath, [], {
+      // Its own flags, not the gateway's: a heap bound, and nothing inherited.
+      execArgv: [`--max-old-space-size=${maxHeapMb}`],
+      // Buffers cross as bytes, not as JSON arrays of numbers.
+      serialization: 'advanced',
+      // A reader's console output is not the gateway's log: dropped.
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    });
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      if (err) reject(err);
+      else resolve();
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(
+        () =>
+          finish(
+            new ContainerError(`reading it took longer than ${stepTimeout / 1000} s, so it was stopped`),
+          ),
+        stepTimeout,
+      );
+    };
+    child.on('message', (reply: WorkerReply) => {
+      clearTimeout(timer);
+      if (reply.type === 'done') return finish(null);
+      if (reply.type === 'refused') return finish(new ContainerError(reply.reason));
+      const entry: ContainedEntry =
+        reply.type === 'file'
+          ? {
+              name: reply.name,
+              declaredType: reply.declaredType,
+              bytes: Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength),
+            }
+          : { name: reply.name, size: reply.size, skip: reply.reason };
+      onEntry(entry).then(
+        () => {
+          if (settled) return;
+          arm();
+          child.send('next');
+        },
+        (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
+      );
+    });
+    child.on('error', (err) => finish(new ContainerError(`its reader could not run: ${err.message}`)));
+    child.on('exit', (code, signal) =>
+      finish(
+        new ContainerError(
+          // V8 aborts (SIGABRT) when the heap bound is reached.
+          signal === 'SIGABRT' || code === 134
+            ? `reading it needed more than the ${maxHeapMb} MB this server allows, so it was stopped`
+            : `its reader stopped (${signal ?? `exit code ${code}`})`,
+        ),
+      ),
+    );
+    arm();
+    child.send(request);
+  });
+}

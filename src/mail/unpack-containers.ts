@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import type { LeafPart } from './collect-leaf.ts';
+import {
+  CONTAINER_NAMES,
+  type ContainedEntry,
+  ContainerError,
+  type ContainerLimits,
+} from './contained-file.ts';
+import { containerKind } from './container-kind.ts';
+import { inspectType } from './detect-type.ts';
+import type { PartReader, PartStore, PartWriter } from './part-store.ts';
+import type { ContainerUnpacker } from './unpack-container.ts';
+import type { WalkLimits, WalkResult } from './walk-message.ts';
+
+/**
+ * How much an archive's files may come to, as a multiple of smtp.maxPartSize (80 MB at the
+ * defaults): room for a few full-size documents, not for a zip bomb.
+ */
+const TOTAL_SIZE_FACTOR = 4;
+/**
+ * The highest uncompressed:compressed ratio of one ZIP entry. Documents compress 1:1 (PDF,
+ * JPG) to about 10:1 (text); 100:1 is Apache POI's zip-bomb threshold (ZipSecureFile).
+ */
+const MAX_RATIO = 100;
+
+export interface UnpackContext {
+  /** Where the walk stored the containers. */
+  reader: PartReader;
+  /** Where the files taken out go, as parts of the message like any other. */
+  store: PartStore;
+  limits: WalkLimits;
+  unpacker: ContainerUnpacker;
+  /** Whether a workspace the message is addressed to sets `archives: unpack`; ZIP archives stay shut otherwise. */
+  unpackArchives: boolean;
+}
+
+/**
+ * Open the containers the walk found (DESIGN.md, Ingest rule 3): each file inside a TNEF
+ * `winmail.dat`, an attached Outlook item or (for `archives: unpack`) a ZIP archive becomes a
+ * part of the message, typed from its bytes and stored like any other, with its path. A
+ * container that cannot be opened (malformed, past a bound) is skipped with the reason and
+ * nothing of it is kept; a container inside a container is not opened.
+ *
+ * The containers' bytes are read back from the part store after DATA (each at most
+ * smtp.maxPartSize, or it was not stored), one container at a time per message.
+ */
+export async function unpackContainers(walk: WalkResult, context: UnpackContext): Promise<WalkResult> {
+  const parts = [...walk.parts];
+  let nextIndex = parts.reduce((highest, part) => Math.max(highest, part.index + 1), 0);
+  const limits: ContainerLimits = {
+    maxEntries: context.limits.maxParts,
+    maxFileSize: context.limits.maxPartSize,
+    maxTotalSize: TOTAL_SIZE_FACTOR * context.limits.maxPartSize,
+    maxRatio: MAX_RATIO,
+  };
+  for (const [position, part] of walk.parts.entries()) {
+    const container = part.container;
+    if (container === null || !part.stored) continue;
+    const name = CONTAINER_NAMES[container.kind];
+    if (container.kind === 'zip' && !context.unpackArchives) {
+      parts[position] = withOutcome(
+        part,
+        `${name}, not opened: no workspace it is addressed to sets archives: unpack`,
+      );
+      continue;
+    }
+    const inner: LeafPart[] = [];
+    const writers: PartWriter[] = [];
+    const onEntry = async (entry: ContainedEntry) => {
+      const index = nextIndex++;
+      const leaf = await takeOut(entry, part, index, context, writers);
+      inner.push(leaf);
+    };
+    try {
+      await context.unpacker.unpack(
+        container.kind,
+        await context.reader.readPart(part.index),
+        limits,
+        onEntry,
+      );
+    } catch (err) {
+      await Promise.allSettled(writers.map((writer) => writer.discard()));
+      if (!(err instanceof ContainerError)) throw err;
+      parts[position] = withOutcome(part, `${name} that cannot be opened: ${err.message}`);
+      continue;
+    }
+    const opened = `${name}, opened: its ${inner.length} ${inner.length === 1 ? 'file is' : 'files are'} listed on their own`;
+    parts[position] = withOutcome(
+      part,
+      container.kind === 'zip' ? `${opened}, for the workspaces that set archives: unpack` : opened,
+    );
+    parts.push(...inner);
+  }
+  return { ...walk, parts };
+}
+
+function withOutcome(part: LeafPart, outcome: string): LeafPart {
+  return part.container === null ? part : { ...part, container: { ...part.container, outcome } };
+}
+
+/** One entry of a container as a part of the message: typed from its bytes, stored when it is a document. */
+async function takeOut(
+  entry: ContainedEntry,
+  container: LeafPart,
+  index: number,
+  context: UnpackContext,
+  writers: PartWriter[],
+): Promise<LeafPart> {
+  const base = {
+    index,
+    partNumber: container.partNumber,
+    disposition: 'attachment' as const,
+    fileName: entry.name,
+    contentId: null,
+    depth: container.depth,
+    role: 'candidate' as const,
+    path: `${container.path} > ${entry.name ?? 'unnamed file'}`,
+    container: null,
+    inArchive: container.container?.kind === 'zip',
+  };
+  if ('skip' in entry) {
+    return {
+      ...base,
+      declaredType: 'application/octet-stream',
+      size: entry.size,
+      sha256: '',
+      detectedType: null,
+      bytesType: null,
+      stored: false,
+      exclusion: entry.skip,
+      textContent: false,
+    };
+  }
+  const declaredType = entry.declaredType ?? 'application/octet-stream';
+  const found = await inspectType({ head: entry.bytes, declaredType, fileName: entry.name, complete: true });
+  const nested =
+    found.type === null
+      ? containerKind({ head: entry.bytes, bytesType: found.bytesType, declaredType, fileName: entry.name })
+      : null;
+  let stored = false;
+  if (found.type !== null && entry.bytes.length > 0) {
+    const writer = context.store.openPart(index);
+    writers.push(writer);
+    await writer.write(entry.bytes);
+    await writer.end();
+    stored = true;
+  }
+  return {
+    ...base,
+    declaredType,
+    size: entry.bytes.length,
+    sha256: createHash('sha256').update(entry.bytes).digest('hex'),
+    detectedType: found.type,
+    bytesType: found.bytesType,
+    stored,
+    exclusion:
+      nested === null
+        ? null
+        : `${CONTAINER_NAMES[nested]} inside a container, not opened (containers are opened one level deep)`,
+    textContent: found.text,
+  };
+}

@@ -1,0 +1,45 @@
+import type { GatewayConfig } from '../config/schema.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import type { LiveSettings } from '../live-settings.ts';
+import type { Logger } from '../logger.ts';
+import type { GatewayMetrics } from '../metrics.ts';
+import type { RedisClient, RedisTarget } from '../queue/redis-connections.ts';
+import type { Durability } from '../queue/redis-durability.ts';
+import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
+import type { KeySpace } from '../record/keys.ts';
+import type { MessageLedger } from '../record/message-ledger.ts';
+import type { DnsResolver } from '../sender/dns-resolver.ts';
+
+/**
+ * What a reload (SIGHUP) replaces: the configuration, and where uploads go with which key.
+ * The parsing-API key and base URL and the workspaces (routes, allow-lists, upload fields,
+ * completion tracking) take effect at once; listeners, Redis and limits at the next start.
+ */
+export interface RunningSettings {
+  readonly config: GatewayConfig;
+  /** The configured service, or the in-process mock's URL. */
+  readonly apiBaseUrl: string;
+  readonly apiKey: string;
+}
+
+/** What every role is built from: the shared parts startGateway made first. */
+export interface RoleContext {
+  /** The configuration at start: listeners, limits and Redis follow it until the next start. */
+  readonly config: GatewayConfig;
+  readonly settings: LiveSettings<RunningSettings>;
+  readonly lifecycle: Lifecycle;
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+  readonly keys: KeySpace;
+  readonly ledger: MessageLedger;
+  readonly redis: RedisTarget;
+  /** The connection the intake, the HTTP API and blob reads share. */
+  readonly intakeRedis: RedisClient;
+  /** The one account of Redis outages every connection and queue of this process reports to. */
+  readonly outage: RedisOutageLog;
+  readonly durability: Durability;
+  /** Jitter source for upload retries; tests pass () => 0 so a retry follows at once. */
+  readonly random?: () => number;
+  /** DNS for sender authentication; default node:dns with config.dns. */
+  readonly resolver?: DnsResolver;
+}

@@ -1,0 +1,356 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessageRecord } from '../../src/record/message-record.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { sha256 } from '../support/mail-fixtures.ts';
+import { emlFixture, sampleFile, uniquePdf } from '../support/messages.ts';
+import { deliver, queuedId } from '../support/smtp-session.ts';
+
+/**
+ * The real-world corpus (test/fixtures/containers/README.md, test/fixtures/mail/README.md),
+ * each message through real SMTP into a real gateway and the mock API: every document the
+ * message holds arrives under its name with its bytes (sha256), to each workspace it is
+ * meant for, and every part that is not a document is recorded with its reason.
+ */
+
+const container = (name: string) => readFileSync(new URL(`../fixtures/containers/${name}`, import.meta.url));
+const beside = uniquePdf('corpus: a document beside the container');
+const besideDoc = ['part 3 > invoice.pdf', 'invoice.pdf', sha256(beside)] as const;
+
+/** Two workspaces of one admission policy: one unpacks archives, one does not. */
+const workspaces = [
+  { identifier: 'ws-skip', ingestEmail: 'documents@ingest.test' },
+  { identifier: 'ws-unpack', ingestEmail: 'unpack@ingest.test', archives: 'unpack' as const },
+];
+
+interface Case {
+  name: string;
+  message: Buffer;
+  to: string[];
+  /** [path, name sent, sha256 of the bytes, workspace] of every upload. */
+  documents: Array<readonly [string, string, string, string]>;
+  /** [path, reason] of every skipped part (a RegExp for reasons that quote a library). */
+  skipped: Array<readonly [string, string | RegExp]>;
+}
+
+const both = ['documents@ingest.test', 'unpack@ingest.test'];
+const forEach = (workspaceIds: string[], docs: ReadonlyArray<readonly [string, string, string]>) =>
+  workspaceIds.flatMap((workspace) =>
+    docs.map(([path, name, hash]) => [path, name, hash, workspace] as const),
+  );
+
+const cases: Case[] = [
+  {
+    name: 'a TNEF winmail.dat written by Outlook (node-tnef test data): a JPG and an HTML page',
+    message: withAttachments([['winmail.dat', 'application/ms-tnef', container('winmail-outlook.dat')]]),
+    to: ['documents@ingest.test'],
+    documents: forEach(
+      ['ws-skip'],
+      [
+        [
+          'part 2 > winmail.dat > zappa_av1.jpg',
+          'zappa_av1.jpg',
+          'bea844f30e0fcc20fad419a0d11032a6465da93c1da185a1196949955994409a',
+        ],
+        [
+          'part 2 > winmail.dat > bookmark.htm',
+          'bookmark.htm',
+          '1e08d6e23c75ff80ac992eebc24c2943c7843b7dfee235966b37de5eb4362599',
+        ],
+      ],
+    ),
+    skipped: [
+      [
+        'part 2 > winmail.dat',
+        'a TNEF container (application/ms-tnef), opened: its 2 files are listed on their own',
+      ],
+    ],
+  },
+  {
+    name: 'a TNEF winmail.dat with a PDF and a DOC, named by their long names',
+    message: withAttachments([['winmail.dat', 'application/ms-tnef', container('winmail-pdf-doc.dat')]]),
+    to: ['documents@ingest.test'],
+    documents: forEach(
+      ['ws-skip'],
+      [
+        [
+          'part 2 > winmail.dat > Rechnung März 2024.pdf',
+          'Rechnung März 2024.pdf',
+          sha256(sampleFile('sample.pdf')),
+        ],
+        ['part 2 > winmail.dat > contract.doc', 'contract.doc', sha256(sampleFile('sample.doc'))],
+      ],
+    ),
+    skipped: [
+      [
+        'part 2 > winmail.dat',
+        'a TNEF container (application/ms-tnef), opened: its 2 files are listed on their own',
+      ],
+    ],
+  },
+  {
+    name: 'a truncated TNEF (node-tnef panic.dat) beside an invoice',
+    message: withAttachments([
+      ['winmail.dat', 'application/ms-tnef', container('winmail-truncated.dat')],
+      ['invoice.pdf', 'application/pdf', beside],
+    ]),
+    to: ['documents@ingest.test'],
+    documents: forEach(['ws-skip'], [besideDoc]),
+    skipped: [
+      [
+        'part 2 > winmail.dat',
+        'a TNEF container (application/ms-tnef) that cannot be opened: it is cut short: an attribute runs past its end',
+      ],
+    ],
+  },
+  {
+    name: 'an Outlook item (written by oxmsg) forwarded as attachment',
+    message: withAttachments([
+      ['Invoice and contract.msg', 'application/vnd.ms-outlook', container('forwarded.msg')],
+    ]),
+    to: ['documents@ingest.test'],
+    documents: forEach(
+      ['ws-skip'],
+      [
+        [
+          'part 2 > Invoice and contract.msg > Rechnung März.pdf',
+          'Rechnung März.pdf',
+          sha256(sampleFile('sample.pdf')),
+        ],
+        [
+          'part 2 > Invoice and contract.msg > contract.docx',
+          'contract.docx',
+          sha256(sampleFile('sample.docx')),
+        ],
+      ],
+    ),
+    skipped: [
+      [
+        'part 2 > Invoice and contract.msg',
+        'an Outlook item (.msg), opened: its 3 files are listed on their own',
+      ],
+      ['part 2 > Invoice and contract.msg > logo.gif', 'unsupported type image/gif (declared image/gif)'],
+    ],
+  },
+  {
+    name: 'an Outlook item whose mini FAT loops, beside an invoice',
+    message: withAttachments([
+      ['broken.msg', 'application/vnd.ms-outlook', container('broken-fat.msg')],
+      ['invoice.pdf', 'application/pdf', beside],
+    ]),
+    to: ['documents@ingest.test'],
+    documents: forEach(['ws-skip'], [besideDoc]),
+    skipped: [
+      [
+        'part 2 > broken.msg',
+        /^an Outlook item \(\.msg\) that cannot be opened: reading it needed more than/,
+      ],
+    ],
+  },
+  {
+    name: 'a ZIP archive to a workspace that unpacks and one that does not',
+    message: withAttachments([
+      ['invoices.zip', 'application/zip', container('invoices.zip')],
+      ['invoice.pdf', 'application/pdf', beside],
+    ]),
+    to: both,
+    documents: [
+      ...forEach(['ws-skip'], [besideDoc]),
+      ...forEach(
+        ['ws-unpack'],
+        [
+          besideDoc,
+          ['part 2 > invoices.zip > invoices/invoice.pdf', 'invoice.pdf', sha256(sampleFile('sample.pdf'))],
+          ['part 2 > invoices.zip > notes.txt', 'notes.txt', sha256(sampleFile('sample.txt'))],
+        ],
+      ),
+    ],
+    skipped: [
+      [
+        'part 2 > invoices.zip',
+        'a ZIP archive, opened: its 3 files are listed on their own, for the workspaces that set archives: unpack',
+      ],
+      [
+        'part 2 > invoices.zip > setup.exe',
+        'unsupported type application/x-msdownload (declared application/octet-stream)',
+      ],
+    ],
+  },
+  {
+    name: 'a ZIP archive to a workspace that skips archives',
+    message: withAttachments([
+      ['invoices.zip', 'application/zip', container('invoices.zip')],
+      ['invoice.pdf', 'application/pdf', beside],
+    ]),
+    to: ['documents@ingest.test'],
+    documents: forEach(['ws-skip'], [besideDoc]),
+    skipped: [
+      [
+        'part 2 > invoices.zip',
+        'a ZIP archive, not opened: no workspace it is addressed to sets archives: unpack',
+      ],
+    ],
+  },
+  {
+    name: 'a ZIP archive holding another',
+    message: withAttachments([['nested.zip', 'application/zip', container('nested.zip')]]),
+    to: ['unpack@ingest.test'],
+    documents: forEach(
+      ['ws-unpack'],
+      [['part 2 > nested.zip > contract.docx', 'contract.docx', sha256(sampleFile('sample.docx'))]],
+    ),
+    skipped: [
+      [
+        'part 2 > nested.zip',
+        'a ZIP archive, opened: its 2 files are listed on their own, for the workspaces that set archives: unpack',
+      ],
+      [
+        'part 2 > nested.zip > more.zip',
+        'a ZIP archive inside a container, not opened (containers are opened one level deep)',
+      ],
+    ],
+  },
+  {
+    name: 'a ZIP archive with an encrypted entry',
+    message: withAttachments([['encrypted.zip', 'application/zip', container('encrypted.zip')]]),
+    to: ['unpack@ingest.test'],
+    documents: forEach(
+      ['ws-unpack'],
+      [['part 2 > encrypted.zip > readme.txt', 'readme.txt', sha256(sampleFile('sample.txt'))]],
+    ),
+    skipped: [
+      [
+        'part 2 > encrypted.zip',
+        'a ZIP archive, opened: its 2 files are listed on their own, for the workspaces that set archives: unpack',
+      ],
+      ['part 2 > encrypted.zip > secret.pdf', 'encrypted in the archive, so it cannot be read'],
+    ],
+  },
+  {
+    name: 'a zip bomb beside an invoice',
+    message: withAttachments([
+      ['bomb.zip', 'application/zip', container('bomb.zip')],
+      ['invoice.pdf', 'application/pdf', beside],
+    ]),
+    to: ['unpack@ingest.test'],
+    documents: forEach(['ws-unpack'], [besideDoc]),
+    skipped: [
+      [
+        'part 2 > bomb.zip',
+        /^a ZIP archive that cannot be opened: "invoice.pdf" inflates \d+ times .* \(a zip bomb\)$/,
+      ],
+    ],
+  },
+  {
+    name: 'a ZIP archive of 10,000 entries beside an invoice',
+    message: withAttachments([
+      ['many.zip', 'application/zip', container('many-entries.zip')],
+      ['invoice.pdf', 'application/pdf', beside],
+    ]),
+    to: ['unpack@ingest.test'],
+    documents: forEach(['ws-unpack'], [besideDoc]),
+    skipped: [
+      [
+        'part 2 > many.zip',
+        'a ZIP archive that cannot be opened: it holds 10000 entries, more than the 100 this server reads',
+      ],
+    ],
+  },
+  {
+    name: 'uuencoded parts (test/fixtures/mail/uuencoded.eml)',
+    message: emlFixture('uuencoded.eml'),
+    to: ['documents@ingest.test'],
+    documents: forEach(
+      ['ws-skip'],
+      [
+        ['part 2 > invoice-uu.pdf', 'invoice-uu.pdf', sha256(sampleFile('sample.pdf'))],
+        // The name is on the `begin` line only; the bytes are sample.pdf and `%second`.
+        [
+          'part 3 > named-by-begin.pdf',
+          'named-by-begin.pdf',
+          sha256(Buffer.concat([sampleFile('sample.pdf'), Buffer.from('%second')])),
+        ],
+        ['part 4 > scan.png', 'scan.png', sha256(sampleFile('image.png'))],
+      ],
+    ),
+    skipped: [],
+  },
+];
+
+describe('the real-world corpus end to end', () => {
+  let harness: Harness;
+
+  beforeAll(async () => {
+    harness = await startHarness({ workspaces });
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it.each(cases)('$name', async ({ message, to, documents, skipped }) => {
+    const { data } = await deliver(harness.smtpPort, { to, message });
+    const id = queuedId(data);
+    const queued = (await harness.record(id)).attachments.filter((entry) => entry.workspace !== null);
+    await Promise.all(queued.map((entry) => harness.settled(id, entry.entry)));
+    const record: MessageRecord = await harness.record(id);
+
+    const uploaded = record.attachments
+      .filter((entry) => entry.workspace !== null)
+      .map((entry) => {
+        const upload = harness.mock.uploads.find(
+          (each) => each.documentIdentifier === entry.documentIdentifier,
+        );
+        return [entry.path, upload?.file?.fileName, upload?.file?.sha256, entry.workspace];
+      });
+    expect(uploaded).toEqual(documents);
+    const skips = record.attachments
+      .filter((entry) => entry.state === 'skipped')
+      .map((entry) => [entry.path, entry.reason]);
+    expect(skips).toEqual(
+      skipped.map(([path, reason]) => [
+        path,
+        typeof reason === 'string' ? reason : expect.stringMatching(reason),
+      ]),
+    );
+  });
+
+  it.each([
+    ['pointers to content stored elsewhere', 'external-body.eml'],
+    ['a bounce that returns the invoice it could not deliver', 'bounce-with-invoice.eml'],
+    ['a read receipt', 'read-receipt.eml'],
+  ])('refuses %s with 550 5.6.0: nothing in it is a document', async (_case, file) => {
+    const { data } = await deliver(harness.smtpPort, {
+      to: ['documents@ingest.test'],
+      message: emlFixture(file),
+    });
+    expect(data?.text).toMatch(/^550 5\.6\.0 no supported attachment: found \d parts: /);
+  });
+});
+
+/** A multipart/mixed message with a short body and these base64 attachments. */
+function withAttachments(attachments: Array<[string, string, Buffer]>): Buffer {
+  const lines = [
+    'From: Ann <ann@acme.example>',
+    'To: documents@ingest.test',
+    'Subject: corpus',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="m"',
+    '',
+    '--m',
+    'Content-Type: text/plain',
+    '',
+    'Attached.',
+  ];
+  for (const [name, type, bytes] of attachments) {
+    lines.push(
+      '--m',
+      `Content-Type: ${type}; name="${name}"`,
+      `Content-Disposition: attachment; filename="${name}"`,
+      'Content-Transfer-Encoding: base64',
+      '',
+      ...(bytes.toString('base64').match(/.{1,76}/g) ?? []),
+    );
+  }
+  lines.push('--m--', '');
+  return Buffer.from(lines.join('\r\n'));
+}

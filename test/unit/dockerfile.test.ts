@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../src/config/load-config.ts';
+
+/** The JSON array of the Dockerfile's last `NAME [...]` instruction. */
+async function instruction(name: string): Promise<string[]> {
+  const lines = (await readFile('Dockerfile', 'utf8'))
+    .split('\n')
+    .filter((line) => line.startsWith(`${name} `));
+  const last = lines.at(-1);
+  if (last === undefined) throw new Error(`the Dockerfile has no ${name}`);
+  return JSON.parse(last.slice(name.length + 1)) as string[];
+}
+
+async function defaultConfig(env: Record<string, string>) {
+  const command = await instruction('CMD');
+  const path = command[command.indexOf('--config') + 1] ?? '';
+  return parseConfig({ text: await readFile(path, 'utf8'), env, source: path });
+}
+
+/** The problems the default configuration reports with `env`, one per line. */
+async function problemsWith(env: Record<string, string>): Promise<string> {
+  try {
+    await defaultConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems.join('\n');
+    throw err;
+  }
+  throw new Error('the configuration was accepted');
+}
+
+const ENV = {
+  REDIS_URL: 'redis://redis.internal:6379',
+  PARSER_API_URL: 'https://api.eu1.example.com',
+  PARSER_API_KEY: 'image-test-key',
+  HTTP_TOKEN: 'image-test-http-token',
+  PUBLIC_URL: 'https://ingest.example.com',
+  WORKSPACE_ID: 'ws-1',
+  INGEST_EMAIL: 'invoices@ingest.example.com',
+};
+
+describe('the image (Dockerfile)', () => {
+  it('runs the gateway as the node user, not root', async () => {
+    const user = (await readFile('Dockerfile', 'utf8'))
+      .split('\n')
+      .filter((line) => line.startsWith('USER '));
+    expect(user.at(-1)).toBe('USER node');
+  });
+
+  it('starts with a configuration that listens on every interface and takes everything from the environment', async () => {
+    expect(await instruction('ENTRYPOINT')).toEqual(['node', 'src/cli.ts']);
+    const config = await defaultConfig({ ...ENV, SMTP_HOSTNAME: 'mx1.example.com', SMTP_PORT: '25' });
+    expect(config.smtp).toMatchObject({ host: '0.0.0.0', port: 25, hostname: 'mx1.example.com' });
+    expect(config.http).toMatchObject({
+      host: '0.0.0.0',
+      port: 8025,
+      token: ENV.HTTP_TOKEN,
+      publicUrl: ENV.PUBLIC_URL,
+    });
+    expect(config.redis.url).toBe(ENV.REDIS_URL);
+    expect(config.api).toMatchObject({
+      baseUrl: ENV.PARSER_API_URL,
+      apiKey: ENV.PARSER_API_KEY,
+      mock: false,
+    });
+    expect(config.api.allowInsecureHttp).toBe(false);
+    expect(config.redis.startLocal).toBe(false);
+    expect(config.workspaces).toEqual([
+      expect.objectContaining({ identifier: ENV.WORKSPACE_ID, ingestEmail: ENV.INGEST_EMAIL }),
+    ]);
+  });
+
+  it('names every variable it needs when started without them', async () => {
+    const problems = await problemsWith({});
+    for (const variable of Object.keys(ENV).filter((name) => name !== 'HTTP_TOKEN')) {
+      expect(problems).toContain(`environment variable ${variable} is not set`);
+    }
+  });
+
+  it('requires HTTP_TOKEN, since its HTTP API is reachable from outside the container', async () => {
+    const { HTTP_TOKEN: _, ...withoutToken } = ENV;
+    expect(await problemsWith(withoutToken)).toMatch(/http\.token: .*HTTP_TOKEN/);
+  });
+});

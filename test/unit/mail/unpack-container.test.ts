@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { ContainedEntry } from '../../../src/mail/contained-file.ts';
+import { ContainerError } from '../../../src/mail/contained-file.ts';
+import { createContainerUnpacker } from '../../../src/mail/unpack-container.ts';
+
+const container = (name: string) =>
+  readFileSync(new URL(`../../fixtures/containers/${name}`, import.meta.url));
+const limits = { maxEntries: 100, maxFileSize: 20_000_000, maxTotalSize: 80_000_000, maxRatio: 100 };
+
+async function open(kind: 'tnef' | 'outlook-item' | 'zip', bytes: Buffer, stepTimeout = 10_000) {
+  const entries: ContainedEntry[] = [];
+  const unpacker = createContainerUnpacker({ stepTimeout });
+  await unpacker.unpack(kind, bytes, limits, async (entry) => {
+    entries.push(entry);
+  });
+  return entries.map((entry) =>
+    'skip' in entry ? `${entry.name}: ${entry.skip}` : `${entry.name}: ${entry.bytes.length}`,
+  );
+}
+
+describe('createContainerUnpacker', () => {
+  it('opens an Outlook item in a process of its own and hands over each attachment', async () => {
+    expect(await open('outlook-item', container('forwarded.msg'))).toEqual([
+      'Rechnung März.pdf: 583',
+      'contract.docx: 918',
+      'logo.gif: 405',
+    ]);
+  });
+
+  // Bounds in seconds, with both cores busy: what is proven is that the reader is stopped.
+  it('stops a reader that loops on a damaged FAT, and the gateway process lives on', {
+    timeout: 30_000,
+  }, async () => {
+    const failure = await open('outlook-item', container('broken-fat.msg')).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(ContainerError);
+    expect(String(failure)).toMatch(/needed more than the 128 MB|took longer than/);
+  });
+
+  it('stops a reader that takes longer than a step may', { timeout: 30_000 }, async () => {
+    // 1 ms for a step: no reader starts that fast, so the deadline is what ends it.
+    const failure = await open('zip', container('invoices.zip'), 1).catch((err: unknown) => err);
+    expect(String(failure)).toBe('ContainerError: reading it took longer than 0.001 s, so it was stopped');
+  });
+
+  it('refuses a directory that states a stream larger than the file before msgreader reads it', async () => {
+    const lying = Buffer.from(container('forwarded.msg'));
+    const directory = (lying.readUInt32LE(48) + 1) * 512;
+    lying.writeUInt32LE(0xffffff00, directory + 128 + 120);
+    await expect(open('outlook-item', lying)).rejects.toThrow(/larger than the file/);
+  });
+
+  it.each([
+    ['a zip bomb', 'bomb.zip', /inflates \d+ times its compressed size.*zip bomb/],
+    ['10,000 entries', 'many-entries.zip', /it holds 10000 entries, more than the 100/],
+  ])('refuses %s before inflating anything', async (_case, file, reason) => {
+    await expect(open('zip', container(file))).rejects.toThrow(reason);
+  });
+
+  it('skips an encrypted entry and takes the rest', async () => {
+    expect(await open('zip', container('encrypted.zip'))).toEqual([
+      'readme.txt: 125',
+      'secret.pdf: encrypted in the archive, so it cannot be read',
+    ]);
+  });
+});
