@@ -5,6 +5,7 @@ import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { createLiveSettings, type LiveSettings } from './live-settings.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type GatewayMetrics } from './metrics.ts';
+import { createQueueDepthReader } from './queue/queue-depth.ts';
 import {
   closeConnection,
   createIntakeConnection,
@@ -118,6 +119,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       (err) => outage.absorbs(err) || logger.error({ err }, 'upload queue error (HTTP API)'),
     );
     lifecycle.onClose('upload queue (HTTP API)', () => uploadQueue.close());
+    // Read at each scrape, in every role: the queue is shared by the instances on this Redis.
+    const queueDepth = createQueueDepthReader({ connection: intakeRedis, keys, logger });
+    lifecycle.onClose('queue depth', () => queueDepth.close());
+    metrics.observe({ redisUp: () => intakeRedis.status === 'ready', queueDepth: () => queueDepth.read() });
 
     let worker: UploadWorker | undefined;
     let smtp: SmtpIntake | undefined;

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { RefusalError } from '../errors.ts';
 import { documentMimeType } from '../mail/detect-type.ts';
 import { sanitizeFileName } from '../mail/sanitize-file-name.ts';
-import { describeFound, type SkippedPart, selectAttachments } from '../mail/select-attachments.ts';
+import {
+  describeFound,
+  type SkipKind,
+  type SkippedPart,
+  selectAttachments,
+} from '../mail/select-attachments.ts';
 import type { LeafPart, WalkResult } from '../mail/walk-message.ts';
 import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
 import { type AdmittingWorkspace, admitSender, type WorkspaceDecision } from '../sender/admit-sender.ts';
@@ -61,6 +66,8 @@ export interface Decision {
    * server that retries after a lost 250 sends the same bytes to the same recipients.
    */
   deliveryHash: string;
+  /** Why each skipped entry was skipped, as a fixed kind, in entry order: for the attachments metric. */
+  skipKinds: SkipKind[];
 }
 
 /**
@@ -120,7 +127,12 @@ export function decide(input: DecideInput): Decision {
     workspaces: decisions,
     authentication,
   };
-  return { summary, entries, deliveryHash: deliveryHash(input.rawSha256, transaction.rcptTo) };
+  return {
+    summary,
+    entries,
+    deliveryHash: deliveryHash(input.rawSha256, transaction.rcptTo),
+    skipKinds: skipped.map((skip) => skip.kind),
+  };
 }
 
 /** The record's attachments: one upload per admitting workspace and its documents, then the skipped parts. */

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from '../logger.ts';
 import { type ContainerUnpacker, createContainerUnpacker } from '../mail/unpack-container.ts';
 import { unpackContainers } from '../mail/unpack-containers.ts';
+import type { GatewayMetrics } from '../metrics.ts';
 import { openIncomingMessage } from '../queue/message-store.ts';
 import type { EnqueueResult, Producer } from '../queue/producer.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
@@ -12,6 +13,13 @@ import type { AuthenticationRun, SenderAuthenticator } from '../sender/authentic
 import type { AuthSettings } from '../sender/sender-settings-schema.ts';
 import { createSignatureGuard } from '../sender/signature-guard.ts';
 import { type DecidePolicy, decide, type Transaction } from './decide.ts';
+import {
+  attachmentOutcomes,
+  countAttachments,
+  countSenderAuth,
+  senderAuthRefusalResult,
+  senderAuthResultOf,
+} from './intake-metrics.ts';
 import { storeAndWalk } from './store-and-walk.ts';
 import { teeTo } from './tee-stream.ts';
 
@@ -42,6 +50,8 @@ export interface ReceiveDependencies {
   publicUrl: string;
   /** Checks SPF, DKIM, DMARC and ARC for workspaces whose senderAuthentication is not off. */
   authenticator: SenderAuthenticator;
+  /** Counts sender authentication results and attachments; absent: nothing is counted. */
+  metrics?: GatewayMetrics;
   logger: Logger;
   /** Opens TNEF, Outlook items and ZIP archives; default: a process per container, two at a time. */
   unpacker?: ContainerUnpacker;
@@ -120,7 +130,10 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         publicUrl: deps.publicUrl,
         policy,
       });
+      countSenderAuth(deps.metrics, senderAuthResultOf(decision.summary.authentication));
       const result = await producer.enqueue({ incoming, ...decision });
+      // A repeated delivery adds no entries: its attachments were counted when first committed.
+      if (!result.duplicate) countAttachments(deps.metrics, attachmentOutcomes(decision));
       logger.info(
         {
           queueId: result.messageId,
@@ -132,6 +145,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
       );
       return result;
     } catch (err) {
+      countSenderAuth(deps.metrics, senderAuthRefusalResult(err));
       authentication?.abort();
       await incoming.discard();
       throw err;

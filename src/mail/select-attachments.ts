@@ -1,10 +1,17 @@
 import { removeUnsafeCharacters } from './sanitize-file-name.ts';
 import type { LeafPart, WalkResult } from './walk-message.ts';
 
+/**
+ * Why a part is not uploaded, as one of a fixed few kinds (the reason's text varies with the
+ * part): what the attachments metric counts.
+ */
+export type SkipKind = 'unsupported_type' | 'empty' | 'inline_image' | 'report' | 'pointer' | 'container';
+
 export interface SkippedPart {
   part: LeafPart;
   /** Why it is not uploaded, for the message record. */
   reason: string;
+  kind: SkipKind;
 }
 
 export interface Selection {
@@ -34,31 +41,39 @@ export function selectAttachments(result: WalkResult): Selection {
   const skipped: SkippedPart[] = [];
   for (const part of result.parts) {
     if (part.role === 'body') continue;
-    const reason = skipReason(part, result.htmlCids);
-    if (reason === null) documents.push(part);
-    else skipped.push({ part, reason });
+    const skip = skipReason(part, result.htmlCids);
+    if (skip === null) documents.push(part);
+    else skipped.push({ part, ...skip });
   }
   return { documents, skipped };
 }
 
-function skipReason(part: LeafPart, htmlCids: ReadonlySet<string>): string | null {
-  if (part.exclusion !== null) return part.exclusion;
-  if (part.size === 0) return 'empty part';
+function skipReason(part: LeafPart, htmlCids: ReadonlySet<string>): Omit<SkippedPart, 'part'> | null {
+  if (part.exclusion !== null) {
+    // describe-leaf.ts excludes a pointer (message/external-body) and the parts of reports.
+    const kind = part.declaredType === 'message/external-body' ? 'pointer' : 'report';
+    return { kind, reason: part.exclusion };
+  }
+  if (part.size === 0) return { kind: 'empty', reason: 'empty part' };
   // A container is never a document itself: its files are parts of their own (unpack-containers.ts).
-  if (part.container !== null) return part.container.outcome;
+  if (part.container !== null) return { kind: 'container', reason: part.container.outcome };
   if (isImage(part) && part.contentId !== null && htmlCids.has(part.contentId.toLowerCase())) {
-    return 'inline image referenced by the message body';
+    return { kind: 'inline_image', reason: 'inline image referenced by the message body' };
   }
   if (part.detectedType === null) {
-    if (part.bytesType !== null) return `unsupported type ${part.bytesType} (declared ${part.declaredType})`;
-    // Text has no magic number, so any bytes without control characters read as text: only
-    // the sender's word (type or name) says a text part is a document and not a log, a CSV
-    // or a key.
-    return part.textContent
-      ? `unsupported type ${part.declaredType} (declared; its bytes are text, which is taken only when declared text/plain or text/html or named .txt, .text, .htm or .html)`
-      : `unsupported type ${part.declaredType} (declared; its bytes match no supported format)`;
+    return { kind: 'unsupported_type', reason: unsupportedReason(part) };
   }
   return null;
+}
+
+function unsupportedReason(part: LeafPart): string {
+  if (part.bytesType !== null) return `unsupported type ${part.bytesType} (declared ${part.declaredType})`;
+  // Text has no magic number, so any bytes without control characters read as text: only
+  // the sender's word (type or name) says a text part is a document and not a log, a CSV
+  // or a key.
+  return part.textContent
+    ? `unsupported type ${part.declaredType} (declared; its bytes are text, which is taken only when declared text/plain or text/html or named .txt, .text, .htm or .html)`
+    : `unsupported type ${part.declaredType} (declared; its bytes match no supported format)`;
 }
 
 function isImage(part: LeafPart): boolean {

@@ -56,6 +56,7 @@ export async function startIntakeRole(
       resolver: context.resolver ?? createDnsResolver(config.dns),
       hostname: config.smtp.hostname,
     }),
+    metrics,
     logger,
   });
   const smtp = createSmtpIntake({
@@ -68,11 +69,13 @@ export async function startIntakeRole(
       // A transaction that failed inside while Redis is away counts toward the outage's lines.
       if (outcome === 'failed') outage.countRefused();
     },
+    metrics,
     rateLimiter: createRateLimiter({
       redis: intakeRedis,
       prefix: config.redis.prefix,
       limits: config.smtp.rateLimit,
       logger,
+      metrics,
     }),
     tls: await loadStartTlsOptions(config.smtp.tls),
   });

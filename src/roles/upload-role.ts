@@ -59,6 +59,7 @@ export async function startUploadRole(
       ledger,
       client,
       workspaces,
+      metrics: context.metrics,
       logger,
       closeTimeout: config.upload.closeTimeout,
     });
@@ -88,6 +89,7 @@ export async function startUploadRole(
     ...(completion ? { completion } : {}),
   });
   await lifecycle.start('upload worker', worker);
+  context.metrics.observe({ uploadsPaused: () => (worker.pausedReason === null ? null : 'api_key_refused') });
   // The records follow the finished jobs even when a crash cut the job's own write short.
   const finishedJobs = createUploadQueue({
     connection: workerRedis,

@@ -10,6 +10,7 @@ import { RefusalError } from '../errors.ts';
 import type { IntakeWorkspace } from '../intake/intake-settings-schema.ts';
 import type { ReceiveMessage } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
+import { type GatewayMetrics, type RefusalStage, refusalReason } from '../metrics.ts';
 import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
 import { classifyConnectionError } from './connection-error.ts';
 import { EdgeSmtpServer } from './edge-server.ts';
@@ -37,6 +38,8 @@ export interface SmtpIntakeOptions {
   logger: Logger;
   /** Called with each outcome, for metrics. */
   onOutcome?: (outcome: 'accepted' | 'refused' | 'failed', responseCode: number) => void;
+  /** Counts refusals by stage and reason; absent: nothing is counted. */
+  metrics?: GatewayMetrics;
   /** Connection and message rates (smtp.rateLimit); absent: none are counted. */
   rateLimiter?: RateLimiter;
   /** The STARTTLS certificate (tls-options.ts); absent or null: STARTTLS is not offered. */
@@ -70,6 +73,13 @@ const REFUSED: Record<RefusedAt['stage'], string> = {
   RCPT: 'recipient refused',
 };
 
+/** The refusals metric's stage label of each hook. */
+const METRIC_STAGE: Record<RefusedAt['stage'], RefusalStage> = {
+  connect: 'connect',
+  MAIL: 'mail',
+  RCPT: 'rcpt',
+};
+
 /** The client and the envelope sender of a session, as every refusal's log line carries them. */
 function whoSends(session: SMTPServerSession): Omit<RefusedAt, 'stage'> {
   const mailFrom = session.envelope.mailFrom;
@@ -91,6 +101,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   const edge = {
     sessionTimeout: settings.sessionTimeout,
     trustedProxies: compileNetworkList(settings.proxyProtocolFrom),
+    onRefusal: (stage: RefusalStage, refusal: RefusalError) => countRefusal(stage, refusal),
   };
   const serverOptions: SMTPServerOptions = {
     name: settings.hostname,
@@ -189,13 +200,19 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
         if (!refusal) return callback(null);
         const reply = replyFor(refusal);
         log.info({ ...who, reply: `${reply.responseCode} ${reply.message}` }, REFUSED[who.stage]);
+        countRefusal(METRIC_STAGE[who.stage], refusal);
         callback(toSmtpError(reply));
       },
       (err: unknown) => {
         log.error({ err, ...who }, 'session check failed');
+        countRefusal(METRIC_STAGE[who.stage], err);
         callback(toSmtpError(replyFor(err)));
       },
     );
+  }
+
+  function countRefusal(stage: RefusalStage, err: unknown): void {
+    options.metrics?.smtpRefusals.inc({ stage, reason: refusalReason(err) });
   }
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
@@ -235,6 +252,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
         sessionLog.error({ err }, 'message not accepted: internal failure, sender will retry');
       else sessionLog.info({ reply: `${reply.responseCode} ${reply.message}` }, 'message refused');
       options.onOutcome?.(reply.internal ? 'failed' : 'refused', reply.responseCode);
+      countRefusal('data', err);
       throw toSmtpError(reply);
     }
   }

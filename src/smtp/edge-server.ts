@@ -4,6 +4,7 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { SMTPConnection, type SMTPConnectionOptions } from 'smtp-server/lib/smtp-connection.js';
 import type { SMTPStream } from 'smtp-server/lib/smtp-stream.js';
 import { type RefusalCode, RefusalError } from '../errors.ts';
+import type { RefusalStage } from '../metrics.ts';
 import type { NetworkMatcher } from './network-list.ts';
 import { replyFor } from './smtp-reply.ts';
 
@@ -21,6 +22,8 @@ export interface EdgeOptions {
   sessionTimeout: number;
   /** The load balancers a PROXY protocol v1 header is required from (smtp.proxyProtocolFrom). */
   trustedProxies: NetworkMatcher;
+  /** Told of each refusal the edge sends, for the refusals metric. */
+  onRefusal?: (stage: RefusalStage, refusal: RefusalError) => void;
 }
 
 /**
@@ -48,7 +51,7 @@ export class EdgeSmtpServer extends SMTPServer {
 
   /** smtp-server's own connect(), with the connection class below. */
   override connect(socket: Socket | TLSSocket, socketOptions?: SMTPConnectionOptions | null): void {
-    const connection = new EdgeConnection(this, socket, socketOptions, this.edge.sessionTimeout);
+    const connection = new EdgeConnection(this, socket, socketOptions, this.edge);
     this.connections.add(connection);
     connection.on('error', (err: Error) => this._onError(err));
     connection.on('connect', (data: Parameters<SMTPServer['_onClientConnect']>[0]) =>
@@ -59,21 +62,21 @@ export class EdgeSmtpServer extends SMTPServer {
 }
 
 class EdgeConnection extends SMTPConnection {
-  readonly sessionTimeout: number;
+  readonly edge: EdgeOptions;
   deadline: NodeJS.Timeout | undefined;
 
   constructor(
     server: SMTPServer,
     socket: Socket | TLSSocket,
     options: SMTPConnectionOptions | null | undefined,
-    sessionTimeout: number,
+    edge: EdgeOptions,
   ) {
     super(server, socket, options);
-    this.sessionTimeout = sessionTimeout;
+    this.edge = edge;
   }
 
   override init(): void {
-    this.deadline = setTimeout(() => this.expire(), this.sessionTimeout);
+    this.deadline = setTimeout(() => this.expire(), this.edge.sessionTimeout);
     this.deadline.unref();
     super.init();
   }
@@ -92,6 +95,7 @@ class EdgeConnection extends SMTPConnection {
     parser.removeAllListeners('error');
     parser.on('error', () => {
       this.refuse(
+        'session',
         'COMMAND_LINE_TOO_LONG',
         `line too long: a command line is at most ${MAX_COMMAND_LINE_OCTETS} octets (RFC 5321 4.5.3.1.4)`,
       );
@@ -105,18 +109,24 @@ class EdgeConnection extends SMTPConnection {
    * address. One sent before the greeting already ends the session as an early talker.
    */
   handler_PROXY(_command: Buffer, callback: () => void): void {
-    this.refuse('PROXY_NOT_TRUSTED', 'PROXY protocol is not accepted from this address');
+    this.refuse('connect', 'PROXY_NOT_TRUSTED', 'PROXY protocol is not accepted from this address');
     callback();
   }
 
   private expire(): void {
-    const seconds = Math.round(this.sessionTimeout / 1000);
-    this.refuse('SESSION_TIME_EXCEEDED', `session longer than ${seconds} s, closing; try again later`);
+    const seconds = Math.round(this.edge.sessionTimeout / 1000);
+    this.refuse(
+      'session',
+      'SESSION_TIME_EXCEEDED',
+      `session longer than ${seconds} s, closing; try again later`,
+    );
   }
 
   /** Send the reply smtp-reply.ts maps the code to; a 421 also closes the connection (smtp-server). */
-  private refuse(code: RefusalCode, message: string): void {
-    const reply = replyFor(new RefusalError(code, message));
+  private refuse(stage: RefusalStage, code: RefusalCode, message: string): void {
+    const refusal = new RefusalError(code, message);
+    this.edge.onRefusal?.(stage, refusal);
+    const reply = replyFor(refusal);
     this.send(reply.responseCode, reply.message);
   }
 }

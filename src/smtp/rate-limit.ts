@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { GatewayMetrics } from '../metrics.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
 import { compileNetworkList, unmapIpv4 } from './network-list.ts';
 import type { SmtpSettings } from './smtp-settings-schema.ts';
@@ -42,6 +43,8 @@ export interface RateLimiterOptions {
   prefix: string;
   limits: RateLimitConfig;
   logger: Logger;
+  /** Counts the refusals by kind; absent: nothing is counted. */
+  metrics?: GatewayMetrics;
   /** Milliseconds since the epoch; tests pass a fixed clock. */
   now?: () => number;
 }
@@ -98,6 +101,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       if (exempt(clientAddress)) return null;
       const client = clientSubject(clientAddress);
       if (await exceeds(limits.connectionsPerIp, `conn:${client}`)) {
+        options.metrics?.rateLimited.inc({ kind: 'connection' });
         return new RefusalError(
           'CONNECTION_RATE_EXCEEDED',
           `too many connections from ${client}, try again later`,
@@ -113,9 +117,11 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         sender === '' ? false : exceeds(limits.messagesPerSender, `from:${senderDigest(sender)}`, false),
       ]);
       if (byClient) {
+        options.metrics?.rateLimited.inc({ kind: 'message_ip' });
         return new RefusalError('MESSAGE_RATE_EXCEEDED', `too many messages from ${client}, try again later`);
       }
       if (bySender) {
+        options.metrics?.rateLimited.inc({ kind: 'message_sender' });
         return new RefusalError(
           'MESSAGE_RATE_EXCEEDED',
           `too many messages from <${sender}>, try again later`,

@@ -1,5 +1,6 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Logger } from '../logger.ts';
+import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
 import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
@@ -35,6 +36,8 @@ export interface CompletionWorkerOptions {
   workspaces: UploadWorkspaces;
   /** Polls in flight in this process; default 4 (a poll is one small GET). */
   concurrency?: number;
+  /** Counts parsed and parse_failed documents; absent: nothing is counted. */
+  metrics?: GatewayMetrics;
   logger: Logger;
   /** Epoch milliseconds; injected for tests, default Date.now. */
   now?: () => number;
@@ -137,6 +140,7 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
           { state: decision.state, polls, nextPollAt: null, reason: decision.reason },
           patch,
         );
+        options.metrics?.documents.inc({ outcome: decision.state === 'ready' ? 'parsed' : 'parse_failed' });
         jobLog.info({ polls, state: decision.state, reason: decision.reason }, 'document parse finished');
         return decision.state;
       }

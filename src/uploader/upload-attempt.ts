@@ -11,6 +11,7 @@ import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { MessageRecord } from '../record/message-record.ts';
 import { type CompletionJobData, startTracking } from './completion-queue.ts';
+import { countDocuments, documentOutcomesOf } from './document-metrics.ts';
 import { type AttemptFacts, type NextStep, nextStep } from './next-step.ts';
 import { uploadContextOf } from './record-outcome.ts';
 import {
@@ -231,6 +232,7 @@ async function perform(deps: UploadAttemptDeps, run: Run, action: FollowUp): Pro
     }
     case 'update-entry':
       await deps.ledger.updateEntry(data.messageId, data.entry, action.change);
+      countDocuments(deps.metrics, documentOutcomesOf(action.change));
       return;
     case 'release-blob':
       await releaseBlob(deps.redis, deps.keys, {

@@ -94,7 +94,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   // Redis away is the outage log's to report, once, not this listener's on every retry.
   worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'upload worker error'));
   worker.on('failed', (job, err) => {
-    if (job && !(err instanceof RecordedUploadFailure)) recordGivenUp(options.ledger, log, job, err);
+    if (job && !(err instanceof RecordedUploadFailure)) recordGivenUp(options, log, job, err);
   });
 
   return {
@@ -154,10 +154,17 @@ function workerOptions(options: UploadWorkerOptions): WorkerOptions {
  * left looking "uploading". A RecordedUploadFailure was recorded where it was thrown. Should
  * this process die before the write, the record reconciler repairs the entry at the next start.
  */
-function recordGivenUp(ledger: MessageLedger, log: Logger, job: Job<UploadJobData>, err: Error): void {
+function recordGivenUp(
+  { ledger, metrics }: Pick<UploadWorkerOptions, 'ledger' | 'metrics'>,
+  log: Logger,
+  job: Job<UploadJobData>,
+  err: Error,
+): void {
   void (async () => {
     if (!(await job.isFailed())) return;
-    await repair(ledger, job, { state: 'failed', failedReason: err.message }, log);
+    if (await repair(ledger, job, { state: 'failed', failedReason: err.message }, log)) {
+      metrics?.documents.inc({ outcome: 'failed' });
+    }
   })().catch((updateErr: unknown) =>
     log.error({ err: updateErr, jobId: job.id }, 'could not record a failed upload'),
   );

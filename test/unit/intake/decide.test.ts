@@ -220,7 +220,7 @@ describe('decide', () => {
       bytesType: 'application/zip',
       fileName: 'a.zip',
     });
-    const { entries } = decide(
+    const { entries, skipKinds } = decide(
       input({ walk: walk([body(0), leaf(1), logo, zip], { htmlCids: new Set(['logo@x']) }) }),
     );
     expect(entries.map((entry) => [entry.entry, entry.part, entry.state, entry.workspace])).toEqual([
@@ -230,6 +230,7 @@ describe('decide', () => {
     ]);
     expect(entries[1]?.reason).toMatch(/^inline image referenced by the message/);
     expect(entries[2]?.reason).toMatch(/application\/zip/);
+    expect(skipKinds).toEqual(['inline_image', 'unsupported_type']);
     expect(entries.every((entry) => entry.attempts === 0 && entry.documentIdentifier === null)).toBe(true);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeFound, selectAttachments } from '../../../src/mail/select-attachments.ts';
+import { describeFound, type SkippedPart, selectAttachments } from '../../../src/mail/select-attachments.ts';
 import type { LeafPart, WalkResult } from '../../../src/mail/walk-message.ts';
 
 let nextIndex = 0;
@@ -46,7 +46,7 @@ const textBody = () =>
   });
 
 describe('selectAttachments', () => {
-  it.each<[string, Partial<LeafPart>, string[], string | null]>([
+  it.each<[string, Partial<LeafPart>, string[], Omit<SkippedPart, 'part'> | null]>([
     ['a PDF attachment', {}, [], null],
     ['a PDF inside a forwarded message', { depth: 1, partNumber: '2.2' }, [], null],
     ['an inline PDF with a name', { disposition: 'inline', fileName: 'statement.pdf' }, [], null],
@@ -72,7 +72,7 @@ describe('selectAttachments', () => {
         contentId: 'logo@x',
       },
       ['logo@x'],
-      'inline image referenced by the message body',
+      { kind: 'inline_image', reason: 'inline image referenced by the message body' },
     ],
     [
       'a referenced image, whatever the case of its Content-ID',
@@ -83,32 +83,43 @@ describe('selectAttachments', () => {
         contentId: 'Image001.JPG@01D9',
       },
       ['image001.jpg@01d9'],
-      'inline image referenced by the message body',
+      { kind: 'inline_image', reason: 'inline image referenced by the message body' },
     ],
     [
       'a referenced GIF (unsupported, but an inline image first)',
       { declaredType: 'image/gif', detectedType: null, bytesType: 'image/gif', contentId: 'spacer@x' },
       ['spacer@x'],
-      'inline image referenced by the message body',
+      { kind: 'inline_image', reason: 'inline image referenced by the message body' },
     ],
-    ['an empty part', { size: 0, detectedType: null, bytesType: null, stored: false }, [], 'empty part'],
+    [
+      'an empty part',
+      { size: 0, detectedType: null, bytesType: null, stored: false },
+      [],
+      { kind: 'empty', reason: 'empty part' },
+    ],
     [
       'a zip archive',
       { declaredType: 'application/zip', detectedType: null, bytesType: 'application/zip', stored: false },
       [],
-      'unsupported type application/zip (declared application/zip)',
+      { kind: 'unsupported_type', reason: 'unsupported type application/zip (declared application/zip)' },
     ],
     [
       'an executable named invoice.pdf',
       { detectedType: null, bytesType: 'application/x-msdownload', stored: false },
       [],
-      'unsupported type application/x-msdownload (declared application/pdf)',
+      {
+        kind: 'unsupported_type',
+        reason: 'unsupported type application/x-msdownload (declared application/pdf)',
+      },
     ],
     [
       'a PGP signature',
       { declaredType: 'application/pgp-signature', detectedType: null, bytesType: null, stored: false },
       [],
-      'unsupported type application/pgp-signature (declared; its bytes match no supported format)',
+      {
+        kind: 'unsupported_type',
+        reason: 'unsupported type application/pgp-signature (declared; its bytes match no supported format)',
+      },
     ],
     [
       'text declared octet-stream and named .bin',
@@ -121,7 +132,11 @@ describe('selectAttachments', () => {
         textContent: true,
       },
       [],
-      'unsupported type application/octet-stream (declared; its bytes are text, which is taken only when declared text/plain or text/html or named .txt, .text, .htm or .html)',
+      {
+        kind: 'unsupported_type',
+        reason:
+          'unsupported type application/octet-stream (declared; its bytes are text, which is taken only when declared text/plain or text/html or named .txt, .text, .htm or .html)',
+      },
     ],
     [
       'a part its headers rule out, before its size or type',
@@ -134,17 +149,43 @@ describe('selectAttachments', () => {
         exclusion: 'a delivery report (message/delivery-status), not a document',
       },
       [],
-      'a delivery report (message/delivery-status), not a document',
+      { kind: 'report', reason: 'a delivery report (message/delivery-status), not a document' },
     ],
-  ])('%s → %s', (_case, overrides, htmlCids, reason) => {
+    [
+      'a pointer to content stored elsewhere',
+      {
+        declaredType: 'message/external-body',
+        detectedType: null,
+        bytesType: null,
+        stored: false,
+        exclusion: 'a pointer to content stored elsewhere (message/external-body), not the content',
+      },
+      [],
+      {
+        kind: 'pointer',
+        reason: 'a pointer to content stored elsewhere (message/external-body), not the content',
+      },
+    ],
+    [
+      'a ZIP archive opened into parts of their own',
+      {
+        declaredType: 'application/zip',
+        detectedType: null,
+        bytesType: 'application/zip',
+        container: { kind: 'zip', outcome: 'a ZIP archive: its 2 files are listed as parts of their own' },
+      },
+      [],
+      { kind: 'container', reason: 'a ZIP archive: its 2 files are listed as parts of their own' },
+    ],
+  ])('%s → %o', (_case, overrides, htmlCids, skip) => {
     const part = leaf(overrides);
     const { documents, skipped } = selectAttachments(walked([textBody(), part], htmlCids));
-    if (reason === null) {
+    if (skip === null) {
       expect(documents).toEqual([part]);
       expect(skipped).toEqual([]);
     } else {
       expect(documents).toEqual([]);
-      expect(skipped).toEqual([{ part, reason }]);
+      expect(skipped).toEqual([{ part, ...skip }]);
     }
   });
 
