@@ -1,35 +1,19 @@
 import type { AddressInfo } from 'node:net';
-import type {
-  SMTPServerAddress,
-  SMTPServerDataStream,
-  SMTPServerError,
-  SMTPServerOptions,
-  SMTPServerSession,
-} from 'smtp-server';
-import { RefusalError } from '../errors.ts';
-import type { IntakeWorkspace } from '../intake/intake-settings-schema.ts';
+import type { SMTPServerOptions } from 'smtp-server';
+import type { RefusalError } from '../errors.ts';
 import type { ReceiveMessage } from '../intake/receive-message.ts';
 import type { Logger } from '../logger.ts';
-import { type GatewayMetrics, type RefusalStage, refusalReason } from '../metrics.ts';
-import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
+import type { GatewayMetrics, RefusalStage } from '../metrics.ts';
 import { classifyConnectionError } from './connection-error.ts';
+import { createDataTransaction } from './data-transaction.ts';
 import { EdgeSmtpServer } from './edge-server.ts';
 import { compileNetworkList } from './network-list.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import {
-  disabledCommands,
-  exceedsRecipientLimit,
-  tlsRequiredRefusal,
-  tooManyRecipients,
-} from './session-limits.ts';
-import { acceptedReply, replyFor, toSmtpError } from './smtp-reply.ts';
+import { createRefusalAnswers, whoSends } from './refusal-answer.ts';
+import { createSessionChecks, type SmtpRoutes } from './session-checks.ts';
+import { disabledCommands } from './session-limits.ts';
 import type { SmtpSettings } from './smtp-settings-schema.ts';
 import type { StartTlsOptions } from './tls-options.ts';
-
-export interface SmtpRoutes {
-  /** The workspace an ingest address belongs to, or undefined. */
-  lookup(recipient: string): AdmittingWorkspace<IntakeWorkspace> | undefined;
-}
 
 export interface SmtpIntakeOptions {
   settings: SmtpSettings;
@@ -57,51 +41,32 @@ export interface SmtpIntake {
   close(): Promise<void>;
 }
 
-/** Where a refusal happened and whom it refused: every refusal's log line says both. */
-interface RefusedAt {
-  stage: 'connect' | 'MAIL' | 'RCPT';
-  sessionId: string;
-  remoteAddress: string | null;
-  /** The envelope sender; null before MAIL and for the null reverse-path. */
-  mailFrom: string | null;
-  recipient?: string;
-}
-
-const REFUSED: Record<RefusedAt['stage'], string> = {
-  connect: 'connection refused',
-  MAIL: 'sender refused',
-  RCPT: 'recipient refused',
-};
-
-/** The refusals metric's stage label of each hook. */
-const METRIC_STAGE: Record<RefusedAt['stage'], RefusalStage> = {
-  connect: 'connect',
-  MAIL: 'mail',
-  RCPT: 'rcpt',
-};
-
-/** The client and the envelope sender of a session, as every refusal's log line carries them. */
-function whoSends(session: SMTPServerSession): Omit<RefusedAt, 'stage'> {
-  const mailFrom = session.envelope.mailFrom;
-  return {
-    sessionId: session.id,
-    remoteAddress: session.remoteAddress || null,
-    mailFrom: mailFrom ? mailFrom.address || null : null,
-  };
-}
-
 export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
-  const { settings, routes, receive } = options;
+  const { settings } = options;
   const log = options.logger.child({ component: 'smtp' });
   let closing: Promise<void> | undefined;
   let listening = false;
   const inData = new Set<Promise<unknown>>();
-  const shuttingDown = () => new RefusalError('SHUTTING_DOWN', 'shutting down, try again later');
+  const refusals = createRefusalAnswers(log, options.metrics);
+  const checks = createSessionChecks({
+    settings,
+    routes: options.routes,
+    closing: () => closing !== undefined,
+    ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+  });
+  const onData = createDataTransaction({
+    routes: options.routes,
+    receive: options.receive,
+    log,
+    refusals,
+    ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+    ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
+  });
 
   const edge = {
     sessionTimeout: settings.sessionTimeout,
     trustedProxies: compileNetworkList(settings.proxyProtocolFrom),
-    onRefusal: (stage: RefusalStage, refusal: RefusalError) => countRefusal(stage, refusal),
+    onRefusal: (stage: RefusalStage, refusal: RefusalError) => refusals.count(stage, refusal),
   };
   const serverOptions: SMTPServerOptions = {
     name: settings.hostname,
@@ -118,19 +83,20 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     socketTimeout: settings.socketTimeout,
     closeTimeout: settings.closeTimeout,
     logger: false,
+    // Each hook is a one-line adapter: the decision is session-checks.ts's, the reply refusal-answer.ts's.
     onConnect(session, callback) {
-      answer(admitConnection(session), callback, { stage: 'connect', ...whoSends(session) });
+      refusals.answer(checks.atConnect(session), callback, { stage: 'connect', ...whoSends(session) });
     },
     onMailFrom(address, session, callback) {
       const who = { ...whoSends(session), mailFrom: address.address };
-      answer(admitSender(address, session), callback, { stage: 'MAIL', ...who });
+      refusals.answer(checks.atMail(address, session), callback, { stage: 'MAIL', ...who });
     },
     onRcptTo(address, session, callback) {
       const who = { stage: 'RCPT' as const, ...whoSends(session), recipient: address.address };
-      answer(Promise.resolve(admitRecipient(address, session)), callback, who);
+      refusals.answer(Promise.resolve(checks.atRcpt(address, session)), callback, who);
     },
     onData(stream, session, callback) {
-      const task = handleData(stream, session).then(
+      const task = onData(stream, session).then(
         (message) => callback(null, message),
         (err: Error) => callback(err),
       );
@@ -154,108 +120,6 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
         log.error({ err }, 'smtp server error');
     }
   });
-
-  async function admitConnection(session: SMTPServerSession): Promise<RefusalError | null> {
-    if (closing) return shuttingDown();
-    return (await options.rateLimiter?.checkConnection(session.remoteAddress)) ?? null;
-  }
-
-  /** At MAIL: the TLS requirement, then the message rates (see rate-limit.ts for what counts). */
-  async function admitSender(address: SMTPServerAddress, session: SMTPServerSession) {
-    if (closing) return shuttingDown();
-    const tls = tlsRequiredRefusal(settings.requireTls, session);
-    if (tls) return tls;
-    return (await options.rateLimiter?.checkMessage(session.remoteAddress, address.address)) ?? null;
-  }
-
-  function admitRecipient(address: SMTPServerAddress, session: SMTPServerSession): RefusalError | null {
-    if (exceedsRecipientLimit(session.envelope.rcptTo, address.address, settings.maxRecipients)) {
-      return tooManyRecipients(settings.maxRecipients);
-    }
-    const routed = routes.lookup(address.address);
-    if (!routed)
-      return new RefusalError('RECIPIENT_UNKNOWN', `<${address.address}>: no such ingest address here`);
-    // One reply after DATA speaks for every recipient (DESIGN.md, Ingest rule 7).
-    const first = session.envelope.rcptTo[0];
-    if (first && routes.lookup(first.address)?.policy !== routed.policy) {
-      return new RefusalError(
-        'OTHER_ADMISSION_POLICY',
-        `<${address.address}>: admits senders by another policy than <${first.address}>; send it in its own transaction`,
-      );
-    }
-    return null;
-  }
-
-  /**
-   * An smtp-server hook's callback, from a decision: the refusal's reply, or go on. A refusal
-   * is logged with who was refused, since the client may never say what it did about it.
-   */
-  function answer(
-    decision: Promise<RefusalError | null>,
-    callback: (err?: SMTPServerError | null) => void,
-    who: RefusedAt,
-  ): void {
-    decision.then(
-      (refusal) => {
-        if (!refusal) return callback(null);
-        const reply = replyFor(refusal);
-        log.info({ ...who, reply: `${reply.responseCode} ${reply.message}` }, REFUSED[who.stage]);
-        countRefusal(METRIC_STAGE[who.stage], refusal);
-        callback(toSmtpError(reply));
-      },
-      (err: unknown) => {
-        log.error({ err, ...who }, 'session check failed');
-        countRefusal(METRIC_STAGE[who.stage], err);
-        callback(toSmtpError(replyFor(err)));
-      },
-    );
-  }
-
-  function countRefusal(stage: RefusalStage, err: unknown): void {
-    options.metrics?.smtpRefusals.inc({ stage, reason: refusalReason(err) });
-  }
-
-  async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const sessionLog = log.child({
-      transaction: session.transaction,
-      ...whoSends(session),
-    });
-    const workspaces: AdmittingWorkspace<IntakeWorkspace>[] = [];
-    const seen = new Set<string>();
-    for (const rcpt of session.envelope.rcptTo) {
-      const routed = routes.lookup(rcpt.address);
-      if (routed && !seen.has(routed.config.identifier)) {
-        seen.add(routed.config.identifier);
-        workspaces.push(routed);
-      }
-    }
-    const mailFrom = session.envelope.mailFrom;
-    try {
-      const result = await receive(
-        stream,
-        {
-          remoteAddress: session.remoteAddress || null,
-          // false (typed string) until the client has sent HELO/EHLO.
-          helo: session.hostNameAppearsAs || null,
-          mailFrom: mailFrom ? mailFrom.address : null,
-          rcptTo: session.envelope.rcptTo.map((rcpt) => rcpt.address),
-          workspaces,
-        },
-        sessionLog,
-      );
-      options.onOutcome?.('accepted', 250);
-      void options.rateLimiter?.countAccepted(session.remoteAddress, mailFrom ? mailFrom.address : '');
-      return acceptedReply(result.messageId);
-    } catch (err) {
-      const reply = replyFor(err);
-      if (reply.internal)
-        sessionLog.error({ err }, 'message not accepted: internal failure, sender will retry');
-      else sessionLog.info({ reply: `${reply.responseCode} ${reply.message}` }, 'message refused');
-      options.onOutcome?.(reply.internal ? 'failed' : 'refused', reply.responseCode);
-      countRefusal('data', err);
-      throw toSmtpError(reply);
-    }
-  }
 
   return {
     get listening() {
