@@ -12,6 +12,7 @@ import type { AuthenticationRun, SenderAuthenticator } from '../sender/authentic
 import type { AuthSettings } from '../sender/sender-settings-schema.ts';
 import { createSignatureGuard } from '../sender/signature-guard.ts';
 import { type DecidePolicy, decide, type Transaction } from './decide.ts';
+import { takesBody } from './intake-settings-schema.ts';
 import { storeAndWalk } from './store-and-walk.ts';
 import { teeTo } from './tee-stream.ts';
 
@@ -94,6 +95,8 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         source,
         incoming,
         walkLimits,
+        // Bodies are stored only when an addressed workspace may take one as a document.
+        { storeBodies: transaction.workspaces.some((workspace) => takesBody(workspace.config)) },
         limits.maxMessageSize,
         limits.rejectBareLineEndings,
         () => authentication?.abort(),
