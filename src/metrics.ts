@@ -27,6 +27,7 @@ export const skippedAttachmentKinds = [
   'report',
   'pointer',
   'container',
+  'oversized',
 ] as const;
 export type AttachmentOutcome = 'queued' | `skipped_${(typeof skippedAttachmentKinds)[number]}`;
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { RefusalError } from '../errors.ts';
+import { type BodyDocument, findBodyDocument } from '../mail/body-document.ts';
 import { documentMimeType } from '../mail/detect-type.ts';
 import { sanitizeFileName } from '../mail/sanitize-file-name.ts';
 import {
@@ -75,6 +76,12 @@ export interface Decision {
  * admit the sender, which parts are documents, and the record that says so. Pure: the walk,
  * the transaction and the verdicts in, the record and its uploads out; throws the
  * RefusalError the message is answered with (550 5.7.1, 451 4.7.0, 550 5.6.0, 550 5.7.0).
+ *
+ * Each workspace gets its own documents: its attachments (those of a ZIP archive only with
+ * `archives: unpack`) and, by its `bodyAsDocument`, the message body: with `always` beside
+ * them, with `whenNoAttachment` only when it gets none. The message is refused with 550 5.6.0
+ * only when no admitting workspace gets anything, and with 550 5.7.0 when one gets more than
+ * maxAttachments, the body document counted: it is an upload like any other.
  */
 export function decide(input: DecideInput): Decision {
   const { walk, transaction, policy, now, queueId } = input;
@@ -95,23 +102,55 @@ export function decide(input: DecideInput): Decision {
       .filter((workspace) => workspace.config.archives === 'unpack')
       .map((workspace) => workspace.config.identifier),
   );
-  const documentsOf = (identifier: string) =>
+  const attachmentsOf = (identifier: string) =>
     documents.filter((part) => !part.inArchive || unpacks.has(identifier));
-  const counts = decisions
-    .filter((decision) => decision.admitted)
-    .map((decision) => documentsOf(decision.identifier).length);
-  const most = Math.max(0, ...counts);
-  if (most === 0) {
+  const body = findBodyDocument(walk);
+  const bodyModes = new Map(
+    transaction.workspaces.map((workspace) => [
+      workspace.config.identifier,
+      workspace.config.bodyAsDocument ?? 'never',
+    ]),
+  );
+  /** Whether this workspace wants the body as a document (were it there to take). */
+  const wantsBody = (identifier: string) => {
+    const mode = bodyModes.get(identifier) ?? 'never';
+    return mode === 'always' || (mode === 'whenNoAttachment' && attachmentsOf(identifier).length === 0);
+  };
+  const admitted = decisions.filter((decision) => decision.admitted).map((decision) => decision.identifier);
+  const takers = new Set(admitted.filter(wantsBody));
+  const takenBody = body?.part.stored ? body : null;
+  const documentsOf = (identifier: string): WorkspaceDocuments => ({
+    attachments: attachmentsOf(identifier),
+    body: takers.has(identifier) ? takenBody : null,
+  });
+
+  const counts = admitted.map((identifier) => documentsOf(identifier)).map(countOf);
+  const most = counts.reduce((top, count) => (count.total > top.total ? count : top), {
+    total: 0,
+    withBody: false,
+  });
+  if (most.total === 0) {
     throw new RefusalError('NO_SUPPORTED_ATTACHMENT', `no supported attachment: ${describeFound(walk)}`);
   }
-  if (most > policy.maxAttachments) {
+  if (most.total > policy.maxAttachments) {
     throw new RefusalError(
       'TOO_MANY_ATTACHMENTS',
-      `${most} supported attachments, at most ${policy.maxAttachments} are taken per message`,
+      `${most.total} supported attachments${most.withBody ? ' (the message body among them)' : ''}, at most ${policy.maxAttachments} are taken per message`,
     );
   }
 
-  const entries = recordEntries(decisions, documentsOf, skipped, now);
+  // A body some workspace wants but that was too large to store (collect-body.ts): say why.
+  const bodySkipped: SkippedPart[] =
+    body !== null && !body.part.stored && takers.size > 0
+      ? [
+          {
+            part: body.part,
+            kind: 'oversized',
+            reason: `message body (${body.part.declaredType}) larger than the parsing service accepts`,
+          },
+        ]
+      : [];
+  const entries = recordEntries(decisions, documentsOf, [...skipped, ...bodySkipped], now);
 
   const summary: MessageSummary = {
     id: queueId,
@@ -131,14 +170,29 @@ export function decide(input: DecideInput): Decision {
     summary,
     entries,
     deliveryHash: deliveryHash(input.rawSha256, transaction.rcptTo),
-    skipKinds: skipped.map((skip) => skip.kind),
+    skipKinds: [...skipped, ...bodySkipped].map((skip) => skip.kind),
   };
 }
 
-/** The record's attachments: one upload per admitting workspace and its documents, then the skipped parts. */
+/** What one workspace gets of the message. */
+interface WorkspaceDocuments {
+  attachments: readonly LeafPart[];
+  /** The body as a document (bodyAsDocument), or null. */
+  body: BodyDocument | null;
+}
+
+function countOf(documents: WorkspaceDocuments): { total: number; withBody: boolean } {
+  const withBody = documents.body !== null;
+  return { total: documents.attachments.length + (withBody ? 1 : 0), withBody };
+}
+
+/**
+ * The record's attachments: one upload per admitting workspace and each of its documents in
+ * message order (the body document where its body stands), then the skipped parts.
+ */
 function recordEntries(
   decisions: readonly WorkspaceDecision[],
-  documentsOf: (identifier: string) => readonly LeafPart[],
+  documentsOf: (identifier: string) => WorkspaceDocuments,
   skipped: readonly SkippedPart[],
   now: string,
 ): AttachmentEntry[] {
@@ -156,13 +210,25 @@ function recordEntries(
     });
   for (const decision of decisions) {
     if (!decision.admitted) continue;
-    for (const part of documentsOf(decision.identifier)) {
-      const type = part.detectedType;
-      if (type === null) continue;
+    const { attachments, body } = documentsOf(decision.identifier);
+    const uploads = attachments.flatMap((part) =>
+      part.detectedType === null
+        ? []
+        : [
+            {
+              part,
+              type: part.detectedType,
+              fileName: sanitizeFileName(part.fileName, part.detectedType, part.index),
+            },
+          ],
+    );
+    if (body !== null) uploads.push(body);
+    uploads.sort((a, b) => a.part.index - b.part.index);
+    for (const { part, type, fileName } of uploads) {
       entry({
         part: part.index,
         path: part.path,
-        fileName: sanitizeFileName(part.fileName, type, part.index),
+        fileName,
         originalFileName: part.fileName,
         contentType: part.declaredType,
         detectedType: documentMimeType(type),

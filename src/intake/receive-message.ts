@@ -20,6 +20,7 @@ import {
   senderAuthRefusalResult,
   senderAuthResultOf,
 } from './intake-metrics.ts';
+import { takesBody } from './intake-settings-schema.ts';
 import { storeAndWalk } from './store-and-walk.ts';
 import { teeTo } from './tee-stream.ts';
 
@@ -104,6 +105,8 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         source,
         incoming,
         walkLimits,
+        // Bodies are stored only when an addressed workspace may take one as a document.
+        { storeBodies: transaction.workspaces.some((workspace) => takesBody(workspace.config)) },
         limits.maxMessageSize,
         limits.rejectBareLineEndings,
         () => authentication?.abort(),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import { RefusalError } from '../errors.ts';
-import { type WalkResult, walkMessage } from '../mail/walk-message.ts';
+import { type WalkOptions, type WalkResult, walkMessage } from '../mail/walk-message.ts';
 import type { IncomingMessage } from '../queue/message-store.ts';
 import { createBareLineEndingScanner, describeBareLineEnding } from './bare-line-ending.ts';
 
@@ -21,13 +21,14 @@ export async function storeAndWalk(
   stream: Readable,
   incoming: IncomingMessage,
   limits: Parameters<typeof walkMessage>[2],
+  walkOptions: WalkOptions,
   maxMessageSize: number,
   rejectBareLineEndings: boolean,
   /** Called once, when the message is refused while it streams. */
   onStop: () => void,
 ): Promise<Stored> {
   const walkInput = new PassThrough({ highWaterMark: 64 * 1024 });
-  const walking = walkMessage(walkInput, incoming.parts, limits);
+  const walking = walkMessage(walkInput, incoming.parts, limits, walkOptions);
   let stopped: unknown;
   /** The first reason wins; the walk and the authentication branch end at once. */
   const stop = (reason: unknown) => {

@@ -23,11 +23,11 @@ export interface LeafPart {
   depth: number;
   /** 'body' = a text/plain or text/html alternative of a message body (see leafRole). */
   role: 'body' | 'candidate';
-  /** Decoded bytes. */
+  /** Decoded bytes; for a body stored as a document (collect-body.ts), the bytes stored, in UTF-8. */
   size: number;
-  /** Hex SHA-256 of the decoded bytes; '' for bodies, which are not hashed. */
+  /** Hex SHA-256 of the decoded bytes (of the stored ones for a stored body); '' for other bodies, which are not hashed. */
   sha256: string;
-  /** The supported format the bytes are; null = none (and always null for bodies). */
+  /** The supported format the bytes are; null = none (for bodies: html or txt once stored, else null). */
   detectedType: DocumentType | null;
   /** The MIME type the bytes show whether supported or not (e.g. application/zip); null when they show none. */
   bytesType: string | null;
@@ -93,7 +93,8 @@ interface Finding {
  * beside an invoice is skipped like any part of another type, its bytes counted and hashed
  * as they pass, none stored (DESIGN.md, Ingest rule 3).
  * Bodies and parts excluded by their headers are counted, never typed or stored; HTML
- * bodies are scanned for cid: references.
+ * bodies are scanned for cid: references. (A body a workspace takes as a document is read
+ * by collect-body.ts instead.)
  */
 export async function collectLeaf(
   decoded: AsyncIterable<Buffer>,

@@ -11,6 +11,8 @@ export interface LeafDescription {
   fileName: string | null;
   /** Without angle brackets, as written. */
   contentId: string | null;
+  /** The Content-Type's charset parameter as written, or null: what a body's text is encoded in. */
+  charset: string | null;
   role: 'body' | 'candidate';
   /**
    * Why the headers alone rule the part out as a document (a pointer, a report, a part of a
@@ -118,6 +120,7 @@ export function describeLeaf(node: MimeNode, prefix: readonly number[]): LeafDes
     disposition,
     fileName,
     contentId,
+    charset: node.charset === false || node.charset.trim() === '' ? null : node.charset.trim(),
     role: leafRole(declaredType, disposition, fileName),
     exclusion: exclusionOf(declaredType, ancestorTypes(node)),
   };

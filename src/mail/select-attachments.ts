@@ -5,7 +5,14 @@ import type { LeafPart, WalkResult } from './walk-message.ts';
  * Why a part is not uploaded, as one of a fixed few kinds (the reason's text varies with the
  * part): what the attachments metric counts.
  */
-export type SkipKind = 'unsupported_type' | 'empty' | 'inline_image' | 'report' | 'pointer' | 'container';
+export type SkipKind =
+  | 'unsupported_type'
+  | 'empty'
+  | 'inline_image'
+  | 'report'
+  | 'pointer'
+  | 'container'
+  | 'oversized';
 
 export interface SkippedPart {
   part: LeafPart;

@@ -2,6 +2,7 @@ import { finished, type Readable, type Transform } from 'node:stream';
 import { Splitter, type SplitterChunk } from '@zone-eu/mailsplit';
 import libmime from 'libmime';
 import { asError, RefusalError } from '../errors.ts';
+import { collectBody } from './collect-body.ts';
 import { collectLeaf, type LeafPart } from './collect-leaf.ts';
 import { describeLeaf } from './describe-leaf.ts';
 import { createDecodingSink, type LeafSink } from './leaf-sink.ts';
@@ -19,6 +20,14 @@ export interface WalkLimits {
   maxHeaderBytes: number;
   /** The largest decoded candidate part, in bytes. */
   maxPartSize: number;
+}
+
+export interface WalkOptions {
+  /**
+   * Store the bodies of the top-level message (in UTF-8, see collect-body.ts), for a workspace
+   * that takes the body as a document; default false: bodies are only counted.
+   */
+  storeBodies?: boolean;
 }
 
 export interface WalkResult {
@@ -56,6 +65,7 @@ interface Walk {
   /** Every writer opened, so that a failed walk discards parts already ended too. */
   readonly writers: PartWriter[];
   readonly limits: WalkLimits;
+  readonly storeBodies: boolean;
   readonly parts: LeafPart[];
   readonly htmlCids: Set<string>;
   leafCount: number;
@@ -69,7 +79,8 @@ interface Walk {
  * Walk a message as it streams in (DESIGN.md, Ingest rule 3): every leaf, including those
  * of attached messages, is decoded and described; candidates of a supported type go to the
  * store as they are decoded, with backpressure; bodies are only counted (and HTML bodies
- * scanned for cid: references). Nothing holds a whole message or part.
+ * scanned for cid: references), unless `storeBodies` asks for those of the top-level message.
+ * Nothing holds a whole message or part.
  *
  * Rejects with RefusalError MIME_LIMIT (depth, part count, header size) or PART_TOO_LARGE,
  * or with the source's or the store's error. On any failure every part written to the
@@ -80,12 +91,14 @@ export async function walkMessage(
   source: Readable,
   store: PartStore,
   limits: WalkLimits,
+  options: WalkOptions = {},
 ): Promise<WalkResult> {
   const writers: PartWriter[] = [];
   const walk: Walk = {
     store: trackWriters(store, writers),
     writers,
     limits,
+    storeBodies: options.storeBodies ?? false,
     parts: [],
     htmlCids: new Set(),
     leafCount: 0,
@@ -249,7 +262,8 @@ function openLeaf(walk: Walk, node: MimeNode, depth: number, prefix: readonly nu
       htmlCids: walk.htmlCids,
       ...(nameFromContent ? { nameFromContent } : {}),
     };
-    walk.parts.push(await collectLeaf(decoded, leaf, context));
+    const collect = walk.storeBodies && leaf.role === 'body' && depth === 0 ? collectBody : collectLeaf;
+    walk.parts.push(await collect(decoded, leaf, context));
   });
 }
 

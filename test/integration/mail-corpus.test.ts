@@ -17,11 +17,32 @@ const container = (name: string) => readFileSync(new URL(`../fixtures/containers
 const beside = uniquePdf('corpus: a document beside the container');
 const besideDoc = ['part 3 > invoice.pdf', 'invoice.pdf', sha256(beside)] as const;
 
-/** Two workspaces of one admission policy: one unpacks archives, one does not. */
+/**
+ * Workspaces of one admission policy: one unpacks archives, one does not; one takes the body
+ * when nothing else is a document, one always (the others never).
+ */
 const workspaces = [
   { identifier: 'ws-skip', ingestEmail: 'documents@ingest.test' },
   { identifier: 'ws-unpack', ingestEmail: 'unpack@ingest.test', archives: 'unpack' as const },
+  { identifier: 'ws-body', ingestEmail: 'body@ingest.test', bodyAsDocument: 'whenNoAttachment' as const },
+  { identifier: 'ws-always', ingestEmail: 'always@ingest.test', bodyAsDocument: 'always' as const },
 ];
+
+/**
+ * The body documents of html-invoice.eml and text-order.eml: their bodies decoded by Python's
+ * email package and codecs, written as UTF-8 (the HTML behind a byte order mark), hashed.
+ */
+const htmlInvoice = [
+  'body (text/html)',
+  'Rechnung 2024-117 \u2013 B\u00fcro M\u00fcller.html',
+  '05014f23853f0138fee27b7807f13ebaaada9b22a057562d7dfb229caa04eb12',
+] as const;
+const textOrder = [
+  'body (text/plain)',
+  'Bestellung 5531.txt',
+  'c04f698e26f6bde12e9fb4656886a9de046a5b869012ba524fda609a4df2faa6',
+] as const;
+const inlineLogo = ['part 2 > logo.png', 'inline image referenced by the message body'] as const;
 
 interface Case {
   name: string;
@@ -275,6 +296,43 @@ const cases: Case[] = [
     ),
     skipped: [],
   },
+  {
+    name: 'a body-only HTML invoice in windows-1252 (html-invoice.eml), to a workspace that takes the body when nothing else is a document',
+    message: emlFixture('html-invoice.eml'),
+    to: ['documents@ingest.test', 'body@ingest.test'],
+    documents: forEach(['ws-body'], [htmlInvoice]),
+    skipped: [inlineLogo],
+  },
+  {
+    name: 'a body-only HTML invoice to a workspace that always takes the body',
+    message: emlFixture('html-invoice.eml'),
+    to: ['always@ingest.test'],
+    documents: forEach(['ws-always'], [htmlInvoice]),
+    skipped: [inlineLogo],
+  },
+  {
+    name: 'a Latin-1 text order (text-order.eml) arrives as UTF-8',
+    message: emlFixture('text-order.eml'),
+    to: ['body@ingest.test'],
+    documents: forEach(['ws-body'], [textOrder]),
+    skipped: [],
+  },
+  {
+    name: 'a text body and a PDF to workspaces that take the body never, when nothing else is, and always',
+    message: withAttachments([['invoice.pdf', 'application/pdf', beside]]),
+    to: ['documents@ingest.test', 'body@ingest.test', 'always@ingest.test'],
+    documents: [
+      ...forEach(['ws-skip', 'ws-body'], [['part 2 > invoice.pdf', 'invoice.pdf', sha256(beside)]]),
+      ...forEach(
+        ['ws-always'],
+        [
+          ['body (text/plain)', 'corpus.txt', sha256(Buffer.from('Attached.'))],
+          ['part 2 > invoice.pdf', 'invoice.pdf', sha256(beside)],
+        ],
+      ),
+    ],
+    skipped: [],
+  },
 ];
 
 describe('the real-world corpus end to end', () => {
@@ -324,6 +382,28 @@ describe('the real-world corpus end to end', () => {
       message: emlFixture(file),
     });
     expect(data?.text).toMatch(/^550 5\.6\.0 no supported attachment: found \d parts: /);
+  });
+
+  it('refuses a body-only HTML invoice with 550 5.6.0 where no workspace takes the body', async () => {
+    const { data } = await deliver(harness.smtpPort, {
+      to: ['documents@ingest.test', 'unpack@ingest.test'],
+      message: emlFixture('html-invoice.eml'),
+    });
+    expect(data?.text).toBe('550 5.6.0 no supported attachment: found 1 part: logo.png (image/png)');
+  });
+
+  it('sends a body document as the UTF-8 text its charset spelled', async () => {
+    const { data } = await deliver(harness.smtpPort, {
+      to: ['body@ingest.test'],
+      message: emlFixture('text-order.eml'),
+    });
+    const id = queuedId(data);
+    await harness.settled(id, 0);
+    const entry = (await harness.record(id)).attachments[0];
+    const upload = harness.mock.uploads.find((each) => each.documentIdentifier === entry?.documentIdentifier);
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(upload?.file?.bytes);
+    expect(text).toContain('Lieferung an: J\u00fcrgen Wei\u00df, Hauptstra\u00dfe 7, 1010 Wien\r\n');
+    expect(upload?.file?.contentType).toBe('text/plain');
   });
 });
 

@@ -12,7 +12,12 @@ describe('committed configuration files', () => {
     expect(config.api.mock).toBe(true);
     expect(config.http).toMatchObject({ host: '127.0.0.1', port: 8025, allowReset: true });
     expect(config.workspaces).toEqual([
-      { identifier: 'sample-workspace', ingestEmail: 'documents@ingest.localhost', archives: 'skip' },
+      {
+        identifier: 'sample-workspace',
+        ingestEmail: 'documents@ingest.localhost',
+        archives: 'skip',
+        bodyAsDocument: 'never',
+      },
     ]);
   });
 

@@ -83,7 +83,9 @@ describe('loadConfig', () => {
       log: { level: 'info' },
       auth: { senderAuthentication: 'off', trustedArcSealers: [] },
       dns: { servers: [], timeout: 5000, tries: 2 },
-      workspaces: [{ identifier: 'ws-1', ingestEmail: 'In@ingest.example', archives: 'skip' }],
+      workspaces: [
+        { identifier: 'ws-1', ingestEmail: 'In@ingest.example', archives: 'skip', bodyAsDocument: 'never' },
+      ],
     });
   });
 

@@ -318,3 +318,166 @@ describe('decide: files taken out of a ZIP archive', () => {
     );
   });
 });
+
+describe('decide: the body as a document (bodyAsDocument)', () => {
+  const htmlBody = (index: number, fields: Partial<LeafPart> = {}) =>
+    leaf(index, {
+      declaredType: 'text/html',
+      disposition: null,
+      fileName: null,
+      role: 'body',
+      size: 300,
+      sha256: hash('h'),
+      detectedType: 'html',
+      bytesType: null,
+      path: 'body (text/html)',
+      ...fields,
+    });
+  const textBody = (index: number, fields: Partial<LeafPart> = {}) =>
+    htmlBody(index, {
+      declaredType: 'text/plain',
+      sha256: hash('t'),
+      detectedType: 'txt',
+      path: 'body (text/plain)',
+      ...fields,
+    });
+  const open = (identifier: string, bodyAsDocument?: IntakeWorkspace['bodyAsDocument']) => ({
+    ...workspace(identifier, null),
+    config: { identifier, whitelistIngestAddresses: null, ...(bodyAsDocument ? { bodyAsDocument } : {}) },
+  });
+  const bodyOnly = walk([textBody(0), htmlBody(1)]);
+  const withPdf = walk([textBody(0), htmlBody(1), leaf(2)]);
+  const noAttachment = /^NO_SUPPORTED_ATTACHMENT: no supported attachment: found no attachment/;
+
+  it.each<[string, WalkResult, AdmittingWorkspace<IntakeWorkspace>[], string[] | RegExp]>([
+    [
+      'never: a message of only its body is refused',
+      bodyOnly,
+      [open('ws-n', 'never'), open('ws-d')],
+      noAttachment,
+    ],
+    [
+      'whenNoAttachment: the HTML body, named from the subject',
+      bodyOnly,
+      [open('ws-n', 'never'), open('ws-w', 'whenNoAttachment')],
+      ['ws-w:1:Invoice 42.html'],
+    ],
+    [
+      'whenNoAttachment: not when the workspace gets an attachment',
+      withPdf,
+      [open('ws-w', 'whenNoAttachment')],
+      ['ws-w:2:doc-2.pdf'],
+    ],
+    [
+      'always: the body beside the attachments, in message order',
+      withPdf,
+      [open('ws-n', 'never'), open('ws-a', 'always')],
+      ['ws-n:2:doc-2.pdf', 'ws-a:1:Invoice 42.html', 'ws-a:2:doc-2.pdf'],
+    ],
+    [
+      'whenNoAttachment and always side by side',
+      withPdf,
+      [open('ws-w', 'whenNoAttachment'), open('ws-a', 'always')],
+      ['ws-w:2:doc-2.pdf', 'ws-a:1:Invoice 42.html', 'ws-a:2:doc-2.pdf'],
+    ],
+    [
+      'always: a message of only its body, to two workspaces',
+      bodyOnly,
+      [open('ws-w', 'whenNoAttachment'), open('ws-a', 'always')],
+      ['ws-w:1:Invoice 42.html', 'ws-a:1:Invoice 42.html'],
+    ],
+    [
+      'the text body when there is no HTML one',
+      walk([textBody(0)]),
+      [open('ws-a', 'always')],
+      ['ws-a:0:Invoice 42.txt'],
+    ],
+    [
+      'the text body when the HTML one is empty',
+      walk([textBody(0), htmlBody(1, { size: 0, stored: false, sha256: '', detectedType: null })]),
+      [open('ws-a', 'always')],
+      ['ws-a:0:Invoice 42.txt'],
+    ],
+    [
+      'a message without a subject',
+      walk([htmlBody(0)], { subject: null }),
+      [open('ws-a', 'always')],
+      ['ws-a:0:message.html'],
+    ],
+    [
+      'the body of an attached message is not the message body',
+      walk([
+        leaf(0, { declaredType: 'message/rfc822', detectedType: null, bytesType: null, exclusion: 'x' }),
+        htmlBody(1, { depth: 1 }),
+      ]),
+      [open('ws-a', 'always')],
+      /^NO_SUPPORTED_ATTACHMENT: /,
+    ],
+    [
+      'whenNoAttachment: per workspace, when its only documents are in an archive it does not unpack',
+      walk([htmlBody(0), leaf(1, { inArchive: true })]),
+      [
+        open('ws-w', 'whenNoAttachment'),
+        {
+          ...open('ws-u'),
+          config: {
+            identifier: 'ws-u',
+            whitelistIngestAddresses: null,
+            archives: 'unpack',
+            bodyAsDocument: 'whenNoAttachment',
+          },
+        },
+      ],
+      ['ws-w:0:Invoice 42.html', 'ws-u:1:doc-1.pdf'],
+    ],
+    [
+      'a body too large to store is no document: nothing else, refused',
+      walk([htmlBody(0, { stored: false, sha256: '', detectedType: null })]),
+      [open('ws-w', 'whenNoAttachment')],
+      noAttachment,
+    ],
+  ])('%s', (_case, walked, workspaces, expected) => {
+    const fields = { walk: walked, transaction: transaction(workspaces) };
+    if (expected instanceof RegExp) expect(refusal(fields)).toMatch(expected);
+    else expect(uploads(fields)).toEqual(expected);
+  });
+
+  it('records the body document with its path, its name and the UTF-8 bytes walked', () => {
+    const { entries } = decide(input({ walk: withPdf, transaction: transaction([open('ws-a', 'always')]) }));
+    expect(entries[0]).toMatchObject({
+      part: 1,
+      path: 'body (text/html)',
+      fileName: 'Invoice 42.html',
+      originalFileName: null,
+      contentType: 'text/html',
+      detectedType: 'text/html',
+      size: 300,
+      sha256: hash('h'),
+      workspace: 'ws-a',
+      state: 'queued',
+    });
+    expect(entries).toHaveLength(2);
+  });
+
+  it('records a body too large to store as skipped, for a workspace that wanted it', () => {
+    const tooLarge = walk([htmlBody(0, { stored: false, sha256: '', detectedType: null }), leaf(1)]);
+    const taking = decide(input({ walk: tooLarge, transaction: transaction([open('ws-a', 'always')]) }));
+    expect(taking.entries.map((entry) => [entry.path, entry.state, entry.reason])).toEqual([
+      ['part 2', 'queued', null],
+      ['body (text/html)', 'skipped', 'message body (text/html) larger than the parsing service accepts'],
+    ]);
+    const notTaking = decide(input({ walk: tooLarge, transaction: transaction([open('ws-n', 'never')]) }));
+    expect(notTaking.entries.map((entry) => entry.path)).toEqual(['part 2']);
+  });
+
+  it('counts the body document against maxAttachments', () => {
+    const policy = { maxAttachments: 2, defaultMode: 'off' as const, trustedArcSealers: new Set<string>() };
+    const twoPdfs = walk([htmlBody(0), leaf(1), leaf(2)]);
+    expect(refusal({ walk: twoPdfs, policy, transaction: transaction([open('ws-a', 'always')]) })).toBe(
+      'TOO_MANY_ATTACHMENTS: 3 supported attachments (the message body among them), at most 2 are taken per message',
+    );
+    expect(
+      refusal({ walk: twoPdfs, policy, transaction: transaction([open('ws-w', 'whenNoAttachment')]) }),
+    ).toBe('accepted');
+  });
+});
