@@ -23,6 +23,7 @@ import type { RoleContext, RunningSettings } from './roles/role-context.ts';
 import { startUploadRole } from './roles/upload-role.ts';
 import type { DnsResolver } from './sender/dns-resolver.ts';
 import type { SmtpIntake } from './smtp/create-smtp-server.ts';
+import { createCompletionQueue } from './uploader/completion-queue.ts';
 import { createFailedUploads } from './uploader/failed-uploads.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import type { UploadWorkspaces } from './uploader/upload-settings-schema.ts';
@@ -118,6 +119,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       (err) => outage.absorbs(err) || logger.error({ err }, 'upload queue error (HTTP API)'),
     );
     lifecycle.onClose('upload queue (HTTP API)', () => uploadQueue.close());
+    // The console's queue overview and Bull Board show completion tracking too.
+    const completionQueue = createCompletionQueue({ connection: intakeRedis, keys });
+    completionQueue.on(
+      'error',
+      (err) => outage.absorbs(err) || logger.error({ err }, 'completion queue error (HTTP API)'),
+    );
+    lifecycle.onClose('completion queue (HTTP API)', () => completionQueue.close());
 
     let worker: UploadWorker | undefined;
     let smtp: SmtpIntake | undefined;
@@ -134,6 +142,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       readiness: () => readiness(intakeRedis, durability, smtp, worker),
       token: config.http.token ?? null,
       allowReset: config.http.allowReset,
+      queues: [uploadQueue, completionQueue],
       // Waits out a Redis restart like a worker's connection; closed with the HTTP API.
       subscriber: () => createWorkerConnection(redis, outage, 'settled'),
     });
