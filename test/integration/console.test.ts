@@ -72,19 +72,19 @@ describe('web console', () => {
     expect(cookies).toHaveLength(1);
     expect(cookies[0]).toMatchObject({ name: 'ingest_console', httpOnly: true, sameSite: 'Strict' });
     expect(cookies[0]?.value).not.toContain(token);
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate('document.cookie')).toBe('');
   });
 
   it('shows a mail sent over SMTP in the open list without a reload, its markup as text', async () => {
     await page.goto(`${harness.httpUrl}/`);
     await page.getByRole('heading', { name: 'Messages' }).waitFor();
     // Survives only if the page is not reloaded.
-    await page.evaluate(() => Object.assign(window, { __sameDocument: true }));
+    await page.evaluate('window.__sameDocument = true');
 
     const id = await send(hostileSubject, hostileFileName);
     const row = page.locator(`tr[data-message="${id}"]`);
     await row.waitFor();
-    expect(await page.evaluate(() => '__sameDocument' in window)).toBe(true);
+    expect(await page.evaluate('"__sameDocument" in window')).toBe(true);
     expect(await row.locator('.queue-id').textContent()).toBe(id);
     expect(await row.locator('td.subject').textContent()).toBe(hostileSubject);
     expect(await row.textContent()).toContain('ann@acme.example');
@@ -92,7 +92,7 @@ describe('web console', () => {
     expect(await row.locator('.file-name').textContent()).toBe(hostileFileName);
     await harness.settled(id, 0);
     await row.locator('.state-uploaded').waitFor();
-    expect(await page.evaluate(() => '__xss' in window)).toBe(false);
+    expect(await page.evaluate('"__xss" in window')).toBe(false);
     expect(await page.locator('img[src="x"], svg, script:not([src])').count()).toBe(0);
     await shoot('messages');
     await page.setViewportSize({ width: 390, height: 844 });
@@ -128,7 +128,7 @@ describe('web console', () => {
     expect(await entry.textContent()).toContain('No longer stored');
     expect(await page.locator('.subject').first().textContent()).toBe(hostileSubject);
     expect(await page.getByRole('row', { name: /ws-open/ }).textContent()).toContain('admitted');
-    expect(await page.evaluate(() => '__xss' in window)).toBe(false);
+    expect(await page.evaluate('"__xss" in window')).toBe(false);
     expect(await page.locator('img[src="x"], svg').count()).toBe(0);
     await shoot('message');
   });
@@ -195,5 +195,33 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(await context.cookies()).toHaveLength(0);
+  });
+});
+
+describe('web console without http.token', () => {
+  let harness: Harness;
+
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it('opens without signing in, and still refuses state changes from another site', async () => {
+    const page = await fetch(`${harness.httpUrl}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('set-cookie')).toMatch(/^ingest_console=[^;]+; Path=\/; HttpOnly; SameSite=Strict/);
+    expect(await page.text()).not.toContain('Sign out');
+
+    const post = (path: string, headers: Record<string, string>) =>
+      fetch(`${harness.httpUrl}${path}`, { method: 'POST', headers, redirect: 'manual' });
+    expect((await post('/v1/uploads/retry', { origin: 'https://evil.example' })).status).toBe(403);
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    // A form without the session's token: a page of another site could send just this.
+    expect((await post('/failed/retry', form)).status).toBe(403);
+    // Programs keep using the API as before.
+    expect((await post('/v1/uploads/retry', {})).status).toBe(200);
   });
 });
