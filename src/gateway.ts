@@ -24,6 +24,7 @@ import type { RoleContext, RunningSettings } from './roles/role-context.ts';
 import { startUploadRole } from './roles/upload-role.ts';
 import type { DnsResolver } from './sender/dns-resolver.ts';
 import type { SmtpIntake } from './smtp/create-smtp-server.ts';
+import { createCompletionQueue } from './uploader/completion-queue.ts';
 import { createFailedUploads } from './uploader/failed-uploads.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import type { UploadWorkspaces } from './uploader/upload-settings-schema.ts';
@@ -123,6 +124,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const queueDepth = createQueueDepthReader({ connection: intakeRedis, keys, logger });
     lifecycle.onClose('queue depth', () => queueDepth.close());
     metrics.observe({ redisUp: () => intakeRedis.status === 'ready', queueDepth: () => queueDepth.read() });
+    // The console's queue overview and Bull Board show completion tracking too.
+    const completionQueue = createCompletionQueue({ connection: intakeRedis, keys });
+    completionQueue.on(
+      'error',
+      (err) => outage.absorbs(err) || logger.error({ err }, 'completion queue error (HTTP API)'),
+    );
+    lifecycle.onClose('completion queue (HTTP API)', () => completionQueue.close());
 
     let worker: UploadWorker | undefined;
     let smtp: SmtpIntake | undefined;
@@ -139,6 +147,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       readiness: () => readiness(intakeRedis, durability, smtp, worker),
       token: config.http.token ?? null,
       allowReset: config.http.allowReset,
+      queues: [uploadQueue, completionQueue],
       // Waits out a Redis restart like a worker's connection; closed with the HTTP API.
       subscriber: () => createWorkerConnection(redis, outage, 'settled'),
     });

@@ -11,13 +11,18 @@ export type BearerCheck = (authorization: string | undefined) => boolean;
 /** A check for `token`; null: no token configured, every request passes. */
 export function createBearerCheck(token: string | null): BearerCheck {
   if (token === null) return () => true;
-  const expected = digest(token);
+  const matches = createTokenCheck(token);
   return (authorization) => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
     // Compared even when the header is missing or malformed: every refusal costs the same.
-    const given = digest(match?.[1] ?? '');
-    return timingSafeEqual(given, expected) && match !== null;
+    return matches(match?.[1] ?? '') && match !== null;
   };
+}
+
+/** Whether a token someone gave (a header's, the console's sign-in form's) is `token`, in constant time. */
+export function createTokenCheck(token: string): (given: string) => boolean {
+  const expected = digest(token);
+  return (given) => timingSafeEqual(digest(given), expected);
 }
 
 function digest(text: string): Buffer {

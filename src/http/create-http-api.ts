@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Queue } from 'bullmq';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
@@ -8,13 +9,21 @@ import type { KeySpace } from '../record/keys.ts';
 import type { MessageIndex } from '../record/message-index.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { FailedUploads } from '../uploader/failed-uploads.ts';
+import { sendAttachment } from './attachment-download.ts';
 import { createBearerCheck } from './bearer-token.ts';
+import { fromSameOrigin } from './console/console-access.ts';
+import { createConsole, isConsolePage } from './console/console-routes.ts';
+import { createConsoleSessions, equal } from './console/console-session.ts';
 import { eraseEverything } from './erase-everything.ts';
+import { streamEvents } from './event-stream.ts';
+import { createMessageFeed } from './message-feed.ts';
 import { listMessages } from './message-routes.ts';
 import { openApiDocument } from './openapi.ts';
+import { createQueueBoard, isBoardPath } from './queue-board.ts';
 import { json, refuse } from './respond.ts';
 import { createMessageSearch } from './search-messages.ts';
 import { createSettleNotifier } from './settle-notifier.ts';
+import { sendStoredBytes } from './stored-bytes.ts';
 import { listUploads, retryAllUploads, retryUpload } from './upload-routes.ts';
 
 export interface Readiness {
@@ -41,6 +50,8 @@ export interface HttpApiOptions {
   subscriber: () => RedisClient;
   /** http.allowReset: DELETE /v1/messages erases everything under redis.prefix; else 403. */
   allowReset: boolean;
+  /** The BullMQ queues the console's overview and Bull Board (/admin/queues) show. */
+  queues: readonly Queue[];
 }
 
 export interface HttpApi {
@@ -48,9 +59,8 @@ export interface HttpApi {
   close(): Promise<void>;
 }
 
-/** Raw messages are sent in ranges of this size: memory per download stays bounded. */
-const rawChunkBytes = 1024 * 1024;
 const messagePath = /^\/v1\/messages\/([0-9a-z]{1,64})(\/raw)?$/;
+const attachmentPath = /^\/v1\/messages\/([0-9a-z]{1,64})\/attachments\/(\d{1,6})$/;
 const documentPath = /^\/v1\/documents\/([^/]{1,200})$/;
 const retryPath = /^\/v1\/uploads\/([^/]{1,200})\/retry$/;
 /** The methods each fixed path answers, for 405 and its Allow header. */
@@ -59,16 +69,45 @@ const methods: ReadonlyMap<string, readonly string[]> = new Map([
   ['/v1/uploads/retry', ['POST']],
 ]);
 
+function csrfHeaderMatches(req: IncomingMessage, csrf: string): boolean {
+  const given = req.headers['x-csrf-token'];
+  return typeof given === 'string' && equal(given, csrf);
+}
+
+/** Methods that change nothing: no CSRF check, and a console page may answer them. */
+const safeMethods = new Set(['GET', 'HEAD']);
+
 /**
- * Health, readiness, metrics, the message-record API (openapi.ts describes it) and failed
- * uploads. node:http with a table of fixed routes: a dozen endpoints need no framework.
+ * Health, readiness, metrics, the message-record API (openapi.ts describes it), failed
+ * uploads, the event stream, the console (console/) and Bull Board. node:http with a table
+ * of fixed routes: a dozen endpoints need no framework.
+ *
+ * Access: with http.token, a request shows the bearer header or the console's session
+ * cookie (console/console-session.ts). A state-changing request from a browser must come
+ * from a page of this server (Origin), and one that relies on the cookie must also carry
+ * the session's CSRF token (a form field, or the x-csrf-token header); Bull Board's own
+ * requests cannot, and rely on the Origin check and the cookie's SameSite=Strict.
  */
 export function createHttpApi(options: HttpApiOptions): HttpApi {
   const { redis, keys, ledger, metrics, failedUploads } = options;
   const log = options.logger.child({ component: 'http' });
   const authorized = createBearerCheck(options.token);
   const notifier = createSettleNotifier(options.subscriber, keys.settledChannel);
-  const listing = { search: createMessageSearch(ledger, options.index), notifier };
+  const search = createMessageSearch(ledger, options.index);
+  const listing = { search, notifier };
+  const feed = createMessageFeed({ ledger, index: options.index, notifier, logger: log });
+  const sessions = createConsoleSessions(options.token);
+  const consolePages = createConsole({
+    redis,
+    keys,
+    ledger,
+    search,
+    failedUploads,
+    queues: options.queues,
+    sessions,
+    token: options.token,
+  });
+  const board = createQueueBoard(options.queues);
   let closing: Promise<void> | undefined;
 
   const server = createServer((req, res) => {
@@ -85,10 +124,38 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
     // Liveness stays open: a probe needs no secret to learn that the process runs.
     if (path === '/healthz' && method === 'GET') return json(res, 200, { status: 'ok' });
-    if (!authorized(req.headers.authorization)) {
+    // The console's script and style hold no secret, and the sign-in page needs them.
+    if (method === 'GET' && (await consolePages.asset(path, res))) return;
+    const safe = safeMethods.has(method);
+    if (!safe && !fromSameOrigin(req)) {
+      return refuse(
+        res,
+        403,
+        "cross-origin request refused: state changes come from this server's pages only",
+      );
+    }
+    if (path === '/login') return consolePages.login(req, res, url);
+    const visitor = consolePages.visitor(req);
+    const bearer = options.token !== null && authorized(req.headers.authorization);
+    if (options.token !== null && !bearer && visitor === null) {
+      if (safe && (isConsolePage(path) || isBoardPath(path))) {
+        res.writeHead(303, { location: `/login?next=${encodeURIComponent(path + url.search)}` });
+        res.end();
+        return;
+      }
       res.setHeader('www-authenticate', 'Bearer realm="ingest-gateway"');
       return refuse(res, 401, 'unauthorized: send Authorization: Bearer <http.token>');
     }
+    if (!safe && consolePages.isForm(path)) return consolePages.submit(req, res, path, visitor);
+    if (isBoardPath(path)) return board(req, res);
+    if (!safe && !bearer && visitor !== null && !csrfHeaderMatches(req, visitor.session.csrf)) {
+      return refuse(
+        res,
+        403,
+        "missing or wrong x-csrf-token: a signed-in console request needs its session's",
+      );
+    }
+    if (safe && isConsolePage(path)) return consolePages.show(req, res, url, visitor);
     const retry = retryPath.exec(path);
     const allowed = methods.get(path) ?? (retry ? ['POST'] : ['GET', 'HEAD']);
     if (!allowed.includes(req.method ?? 'GET')) {
@@ -100,6 +167,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     if (path === '/v1/uploads') return listUploads(res, url.searchParams, failedUploads);
     if (path === '/v1/messages' && method === 'DELETE') return reset(res);
     if (path === '/v1/messages') return listMessages(res, url.searchParams, listing);
+    if (path === '/v1/events') return streamEvents(res, url.searchParams, feed);
     if (path === '/v1/openapi.json') return json(res, 200, openApiDocument);
     if (path === '/readyz') {
       const readiness = await options.readiness();
@@ -109,6 +177,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       res.writeHead(200, { 'content-type': metrics.registry.contentType });
       res.end(await metrics.registry.metrics());
       return;
+    }
+    const attachment = attachmentPath.exec(path);
+    if (attachment?.[1] && attachment[2]) {
+      return sendAttachment(res, attachment[1], Number(attachment[2]), { redis, keys, ledger });
     }
     const message = messagePath.exec(path);
     if (message?.[1]) {
@@ -137,19 +209,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   }
 
   async function sendRaw(id: string, res: ServerResponse): Promise<void> {
-    const key = keys.message(id).raw;
-    const length = await redis.strlen(key);
-    if (length === 0) return refuse(res, 404, `no stored e-mail for message ${id}`);
-    res.writeHead(200, {
+    const sent = await sendStoredBytes(res, redis, keys.message(id).raw, {
       'content-type': 'message/rfc822',
-      'content-length': String(length),
       'content-disposition': `attachment; filename="${id}.eml"`,
     });
-    for (let start = 0; start < length; start += rawChunkBytes) {
-      const chunk = await redis.getrangeBuffer(key, start, Math.min(start + rawChunkBytes, length) - 1);
-      if (!res.write(chunk)) await once(res, 'drain');
-    }
-    res.end();
+    if (!sent) refuse(res, 404, `no stored e-mail for message ${id}`);
   }
 
   return {
@@ -168,6 +232,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           server.close(() => resolve());
           server.closeAllConnections();
         });
+        feed.close();
         await notifier.close();
       })();
       return closing;

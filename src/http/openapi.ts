@@ -313,6 +313,51 @@ export const openApiDocument = {
         },
       },
     },
+    '/v1/messages/{id}/attachments/{entry}': {
+      get: {
+        summary: 'The stored bytes of one attachment, as a download',
+        description:
+          'Typed as detected (application/octet-stream for an unsupported part), always with ' +
+          'Content-Disposition: attachment. The bytes are kept until every upload of them settled: ' +
+          'uploaded and rejected attachments answer 410, as do expired ones; failed ones stay for a retry.',
+        parameters: [
+          idParameter('id', 'The id of the 250 reply'),
+          {
+            name: 'entry',
+            in: 'path',
+            required: true,
+            description: 'The entry number',
+            schema: { type: 'string', pattern: '^[0-9]{1,6}$' },
+          },
+        ],
+        responses: {
+          '200': { description: 'The bytes', content: { '*/*': { schema: { type: 'string' } } } },
+          '404': refusal('No such message or entry'),
+          '410': refusal('The attachment is no longer stored'),
+          ...unauthorized,
+        },
+      },
+    },
+    '/v1/events': {
+      get: {
+        summary: 'Server-sent events: each new message, and each message whose attachment settled',
+        description:
+          'An event stream (text/event-stream) of `message` events, each one message record as ' +
+          'GET /v1/messages/{id} gives it, when the message is accepted and whenever one of its ' +
+          'attachments reaches a final state. The filters of GET /v1/messages apply; paging and wait do not.',
+        parameters: listParameters.filter(
+          (parameter) => !['limit', 'cursor', 'wait'].includes(parameter.name),
+        ),
+        responses: {
+          '200': {
+            description: 'The stream',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          '400': refusal('A bad filter, or a paging parameter'),
+          ...unauthorized,
+        },
+      },
+    },
     '/v1/documents/{documentIdentifier}': {
       get: {
         summary: 'Where an uploaded document came from',

@@ -12,6 +12,8 @@ export interface SettleNotifier {
   ready(): Promise<void>;
   /** Resolves at the next settle announcement, or when `signal` aborts. */
   next(signal: AbortSignal): Promise<void>;
+  /** Calls `listener` with the message id of every announcement until the returned function is called. */
+  listen(listener: (messageId: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export interface SettleNotifier {
  */
 export function createSettleNotifier(connect: () => RedisClient, channel: string): SettleNotifier {
   const waiters = new Set<() => void>();
+  const listeners = new Set<(messageId: string) => void>();
   let subscriber: RedisClient | undefined;
   let subscribed: Promise<void> | undefined;
 
@@ -30,13 +33,18 @@ export function createSettleNotifier(connect: () => RedisClient, channel: string
     for (const resolve of woken) resolve();
   }
 
+  function announce(_channel: string, messageId: string): void {
+    wake();
+    for (const listener of listeners) listener(messageId);
+  }
+
   return {
     ready() {
       // Subscribed on first use: a gateway nobody long-polls keeps no extra connection.
       subscribed ??= (async () => {
         const connection = connect();
         subscriber = connection;
-        connection.on('message', wake);
+        connection.on('message', announce);
         await connection.subscribe(channel);
       })();
       return subscribed;
@@ -53,7 +61,12 @@ export function createSettleNotifier(connect: () => RedisClient, channel: string
         signal.addEventListener('abort', done, { once: true });
       });
     },
+    listen(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     async close() {
+      listeners.clear();
       wake();
       const connection = subscriber;
       subscriber = undefined;

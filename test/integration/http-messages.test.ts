@@ -286,6 +286,10 @@ describe('HTTP API: messages, uploads, reset', () => {
     expect((await call('GET', `/v1/messages/${sent.gamma}/raw`)).status).toBe(200);
     expect((await call('GET', '/v1/messages/nosuchid/raw')).status).toBe(404);
     expect((await call('GET', '/v1/messages/nosuchid')).status).toBe(404);
+    // Uploaded: its bytes were released.
+    expect((await call('GET', `/v1/messages/${sent.gamma}/attachments/0`)).status).toBe(410);
+    expect((await call('GET', `/v1/messages/${sent.gamma}/attachments/9`)).status).toBe(404);
+    expect((await call('GET', '/v1/events?cursor=abc')).status).toBe(400);
     const identifier = harness.mock.uploads[0]?.documentIdentifier ?? '';
     expect((await call('GET', `/v1/documents/${identifier}`)).status).toBe(200);
     expect((await call('GET', '/v1/documents/unknown')).status).toBe(404);
@@ -314,6 +318,45 @@ describe('HTTP API: messages, uploads, reset', () => {
     });
     expect(await harness.settled(id, 0)).toBe('completed');
     expect(ids(await list(''))).toEqual([id]);
+  });
+
+  it('streams each new message and each settle as server-sent events, filtered like the listing', async () => {
+    const stream = await fetch(`${harness.httpUrl}/v1/events?from=events.example`);
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    const reader = stream.body?.pipeThrough(new TextDecoderStream()).getReader();
+    if (!reader) throw new Error('no event stream body');
+    // The stream opens with its retry interval: the feed listens from here on.
+    let text = '';
+    while (!text.includes(': listening')) text += (await reader.read()).value ?? '';
+
+    await send({
+      from: 'Other <o@elsewhere.example>',
+      to: 'documents@ingest.test',
+      subject: 'Unseen',
+      file: 'o.pdf',
+    });
+    const { id } = await send({
+      from: 'Eve <eve@events.example>',
+      to: 'documents@ingest.test',
+      subject: 'Streamed',
+      file: 'streamed.pdf',
+    });
+    const events: MessageRecord[] = [];
+    while (!events.some((record) => record.attachments[0]?.state === 'uploaded')) {
+      text += (await reader.read()).value ?? '';
+      const blocks = text.split('\n\n');
+      text = blocks.pop() ?? '';
+      for (const block of blocks) {
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (/^event: message$/m.test(block) && data) events.push(JSON.parse(data) as MessageRecord);
+      }
+    }
+    await reader.cancel();
+    // Only the matching message: first as accepted (queued), then as settled.
+    expect(events.map((record) => record.id)).toEqual(events.map(() => id));
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events.at(-1)?.subject).toBe('Streamed');
   });
 
   it('was called on every route and method the OpenAPI description documents', () => {
