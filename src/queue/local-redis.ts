@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
+import { PROBE_OPTIONS } from './redis-connections.ts';
 
 /**
  * For local development: a redis-server the gateway starts itself when none answers, and
@@ -16,13 +17,7 @@ export interface LocalRedis {
 
 /** Whether a Redis answers PING at `url` within a short wait. */
 export async function redisAnswers(url: string): Promise<boolean> {
-  const probe = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    connectTimeout: 1500,
-  });
+  const probe = new Redis(url, PROBE_OPTIONS);
   probe.on('error', () => undefined);
   try {
     await probe.connect();

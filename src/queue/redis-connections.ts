@@ -169,6 +169,18 @@ export async function closeConnection(client: RedisClient): Promise<void> {
   client.disconnect();
 }
 
+/**
+ * A connection that asks once and gives up at once: no queue, no retry, 1.5 s to connect.
+ * For the probes at start, which must answer "nothing there" rather than wait.
+ */
+export const PROBE_OPTIONS = {
+  lazyConnect: true,
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  retryStrategy: () => null,
+  connectTimeout: 1500,
+} as const satisfies RedisOptions;
+
 /** A target through a Redis Cluster's seed nodes. */
 export type ClusterTarget = Extract<RedisTarget, { cluster: readonly HostPort[] }>;
 
@@ -186,11 +198,7 @@ export async function probeCluster(target: ClusterTarget): Promise<string | null
       port,
       ...credentials(url),
       ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-      connectTimeout: 1500,
+      ...PROBE_OPTIONS,
     });
     probe.on('error', () => undefined);
     try {
