@@ -6,9 +6,8 @@
  * worst; asserts nothing. The target is under 100 ms for each on an idle machine (DESIGN.md's
  * 50 ms is for ordinary mail under the intake load).
  *
- *   npm run bench                         # with the intake benchmark
- *   node bench/hostile-stalls.ts
- *   BENCH_ROUNDS=5 node bench/hostile-stalls.ts   # each message sent 5 times (default 3)
+ *   npm run bench -- hostile
+ *   BENCH_HOSTILE_ROUNDS=5 npm run bench -- hostile   # each message sent 5 times (default 3)
  *
  * The gateway runs as its own process (`ingest-gateway start --role smtp`, so uploads do not
  * run in the loop that is timed); each message is built before its probe starts, so the
@@ -17,8 +16,8 @@
 import { startHostileGateway } from '../test/support/hostile-gateway.ts';
 import { hostileMessages } from '../test/support/hostile-messages.ts';
 
-async function main(): Promise<void> {
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+export async function hostileStallsBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
+  const rounds = Number(env.BENCH_HOSTILE_ROUNDS ?? 3);
   const gateway = await startHostileGateway('smtp');
   let overall = { ms: 0, name: '' };
   try {
@@ -42,5 +41,3 @@ async function main(): Promise<void> {
     await gateway.close();
   }
 }
-
-await main();

@@ -1,123 +1,179 @@
 /**
- * Intake benchmark: how fast the gateway accepts, parses, stores and enqueues mail, and how
- * much memory it takes while large attachments arrive at once. Prints figures; asserts
- * nothing (DESIGN.md, "Performance the design must allow", for the figures to compare).
+ * Intake benchmark (issue 11): the gateway (`--role smtp` with its redis-server) against two
+ * peers on the same load in the same run: smtp-server draining DATA (the Node floor) and
+ * Haraka accepting and discarding. Prints a table per connection mode (messages/s, server
+ * CPU ms per message, peak RSS), the ratios, Redis memory per message against its size on
+ * the wire, and the gateway's CPU for a 5 MB message against a 100 KB one. Asserts nothing
+ * (DESIGN.md, "Performance the design must allow", for the figures to compare).
  *
- *   npm run bench                      # both measurements (then bench/hostile-stalls.ts)
- *   BENCH_MESSAGES=2000 npm run bench  # more messages for the throughput run
+ *   npm run bench -- intake
+ *   BENCH_ROUNDS=1 BENCH_SMALL=300 BENCH_LARGE=20 npm run bench -- intake   # a quick look
  *
- * The gateway runs as its own process (`ingest-gateway start --role smtp`, so uploads do not
- * compete for the CPU), against a private redis-server; the senders reuse their connections,
- * as DESIGN.md's comparison does.
+ * Each server system is pinned to core 0 (the gateway and its redis-server together), the
+ * load (smtp-source) and this process to core 1. Every (size, mode) slot of a round gets a
+ * fresh message file (new random bytes) that all three servers receive, so the gateway's
+ * duplicate-delivery check never skips a message; medians of the rounds are printed.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../test/support/daemon-process.ts';
-import { composeMessage } from '../test/support/messages.ts';
-import { startRedis } from '../test/support/redis-server.ts';
-import { SmtpSession } from '../test/support/smtp-session.ts';
+import { writeMessageFile } from './load/pdf-message.ts';
+import { LOAD_CORE, SERVER_CORE } from './load/smtp-load.ts';
+import { measureRun, type RunFigures } from './measure/measure-run.ts';
+import { canPin, loadAverage, median, pin } from './measure/process-stats.ts';
+import { figure, textTable } from './measure/text-table.ts';
+import type { BenchServer } from './peers/bench-server.ts';
+import { startDrainProcess } from './peers/drain-process.ts';
+import { type GatewayUnderBench, startGatewayProcess } from './peers/gateway-process.ts';
+import { startHarakaProcess } from './peers/haraka-process.ts';
 
-const sessions = 20;
+const KB = 1024;
+const MB = 1024 * 1024;
+const SESSIONS = 20;
 
-async function peakRssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kib = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kib / 1024;
+interface Slot {
+  size: number;
+  sizeLabel: string;
+  reuse: boolean;
+  messages: number;
 }
 
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+interface SlotFigures {
+  runs: RunFigures[];
+  /** Gateway only: Redis used_memory added per accepted message, bytes. */
+  redisBytesPerMessage: number[];
+  wireBytes: number;
 }
 
-/** `count` messages over `sessions` connections, each connection reused for its share. */
-async function deliverAll(daemon: DaemonProcess, messages: Buffer[]): Promise<number> {
-  let next = 0;
-  let accepted = 0;
-  await Promise.all(
-    Array.from({ length: sessions }, async () => {
-      const session = new SmtpSession(daemon.smtpPort);
-      await session.reply();
-      await session.command('EHLO bench.test');
-      for (let i = next++; i < messages.length; i = next++) {
-        const message = messages[i];
-        if (!message) continue;
-        await session.command('MAIL FROM:<bench@acme.example>');
-        await session.command('RCPT TO:<documents@ingest.test>');
-        const reply = await session.data(message);
-        if (reply.code === 250) accepted++;
-        else throw new Error(`not accepted: ${reply.text}`);
-      }
-      await session.close();
-    }),
-  );
-  return accepted;
-}
-
-async function main(): Promise<void> {
-  const redis = await startRedis({ config: { appendonly: 'yes', appendfsync: 'everysec' } });
-  const dir = await mkdtemp(join(tmpdir(), 'bench-'));
-  const configPath = join(dir, 'gateway.yaml');
-  await writeDaemonConfig(configPath, {
-    smtp: { maxMessageSize: 52428800 },
-    redis: { url: redis.url, prefix: 'bench' },
-    log: { level: 'warn' },
-    workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
-  });
-  // Info level: the harness waits for the daemon's "ready" line.
-  const daemon = await startDaemon(configPath, 'smtp', 'info');
-  const pid = daemon.pid;
+export async function intakeBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
+  const rounds = Number(env.BENCH_ROUNDS ?? 3);
+  const small = Number(env.BENCH_SMALL ?? 1000);
+  const large = Number(env.BENCH_LARGE ?? 60);
+  const slots: Slot[] = [];
+  for (const reuse of [true, false]) {
+    slots.push({ size: 100 * KB, sizeLabel: '100 KB', reuse, messages: small });
+    slots.push({ size: 5 * MB, sizeLabel: '5 MB', reuse, messages: large });
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'bench-intake-'));
+  await pin(process.pid, LOAD_CORE);
+  const servers: BenchServer[] = [];
+  let gateway: GatewayUnderBench | undefined;
   try {
-    // Memory first, on a fresh process: twenty 10 MB attachments arriving at once.
-    const before = await rssMiB(pid);
-    const big = await Promise.all(
-      Array.from({ length: sessions }, (_, i) =>
-        composeMessage({
-          attachments: [{ filename: `big${i}.pdf`, content: pdfOf(10 * 1024 * 1024, `big-${i}`) }],
-        }),
-      ),
-    );
-    const peakBefore = await peakRssMiB(pid);
-    await deliverAll(daemon, big);
-    const peak = await peakRssMiB(pid);
+    servers.push(await startDrainProcess());
+    servers.push(await startHarakaProcess());
+    gateway = await startGatewayProcess({ recipients: Math.max(small, large) });
+    servers.push(gateway);
+    for (const server of servers) for (const pid of server.pids) await pin(pid, SERVER_CORE);
+    const loadAtStart = loadAverage();
     console.log(
-      `twenty 10 MB attachments at once: gateway RSS ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB ` +
-        `(peak before this run ${peakBefore.toFixed(0)} MiB)`,
+      `intake: ${rounds} round(s), ${SESSIONS} sessions, ${small} x 100 KB and ${large} x 5 MB PDF per run; ` +
+        `${canPin() ? `servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}` : 'one core: nothing pinned'}; ` +
+        `load average ${loadAtStart.toFixed(2)}`,
     );
-    const count = Number(process.env.BENCH_MESSAGES ?? 600);
-    for (const [label, size] of [
-      ['100 KB PDF', 100 * 1024],
-      ['5 MB PDF', 5 * 1024 * 1024],
-    ] as const) {
-      const n = size > 1024 * 1024 ? Math.max(40, Math.floor(count / 15)) : count;
-      const messages = await Promise.all(
-        Array.from({ length: n }, (_, i) =>
-          composeMessage({ attachments: [{ filename: `b${i}.pdf`, content: pdfOf(size, `${label}-${i}`) }] }),
-        ),
-      );
-      const started = performance.now();
-      const accepted = await deliverAll(daemon, messages);
-      const seconds = (performance.now() - started) / 1000;
-      const megabytes = messages.reduce((sum, message) => sum + message.length, 0) / 1024 / 1024;
-      console.log(
-        `${label}: ${accepted} messages in ${seconds.toFixed(2)} s = ${(accepted / seconds).toFixed(1)} messages/s, ` +
-          `${(megabytes / seconds).toFixed(1)} MB/s of DATA (${sessions} reused connections)`,
-      );
+    const figures = new Map<string, SlotFigures>();
+    const key = (server: BenchServer, slot: Slot) => `${server.name}|${slot.sizeLabel}|${slot.reuse}`;
+    for (let round = 1; round <= rounds; round++) {
+      for (const slot of slots) {
+        const file = await writeMessageFile(
+          dir,
+          slot.size,
+          `r${round}-${slot.sizeLabel.replace(' ', '')}-${slot.reuse}`,
+        );
+        for (const server of servers) {
+          const usedBefore = server === gateway ? await gateway.redisUsedMemory() : 0;
+          const run = await measureRun(server, {
+            file: file.path,
+            messages: slot.messages,
+            sessions: SESSIONS,
+            reuse: slot.reuse,
+          });
+          const entry = figures.get(key(server, slot)) ?? {
+            runs: [],
+            redisBytesPerMessage: [],
+            wireBytes: file.wireBytes,
+          };
+          entry.runs.push(run);
+          if (server === gateway) {
+            entry.redisBytesPerMessage.push(((await gateway.redisUsedMemory()) - usedBefore) / run.accepted);
+          }
+          figures.set(key(server, slot), entry);
+        }
+      }
+      console.log(`  round ${round} done, load average ${loadAverage().toFixed(2)}`);
     }
+    report(servers, slots, figures, key, gateway);
+    console.log(
+      `load average: ${loadAtStart.toFixed(2)} at the start, ${loadAverage().toFixed(2)} at the end`,
+    );
   } finally {
-    daemon.signal('SIGTERM');
-    await daemon.exited;
-    await redis.close();
+    await Promise.allSettled(servers.map((server) => server.close()));
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** A valid PDF header and trailer around `size` bytes of filler, distinct per label. */
-function pdfOf(size: number, label: string): Buffer {
-  const head = Buffer.from(`%PDF-1.4\n%${label}\n`);
-  const tail = Buffer.from('\n%%EOF\n');
-  return Buffer.concat([head, Buffer.alloc(Math.max(0, size - head.length - tail.length), 0x20), tail]);
+function report(
+  servers: readonly BenchServer[],
+  slots: readonly Slot[],
+  figures: ReadonlyMap<string, SlotFigures>,
+  key: (server: BenchServer, slot: Slot) => string,
+  gateway: GatewayUnderBench,
+): void {
+  const runsOf = (server: BenchServer, slot: Slot | undefined) =>
+    slot === undefined ? [] : (figures.get(key(server, slot))?.runs ?? []);
+  const medianOf = (runs: readonly RunFigures[], pick: (run: RunFigures) => number) => median(runs.map(pick));
+  const [drain, haraka] = servers;
+  for (const reuse of [true, false]) {
+    const [smallSlot, largeSlot] = slots.filter((slot) => slot.reuse === reuse);
+    console.log(
+      `\n${reuse ? `${SESSIONS} sessions reusing their connections` : `one message per connection, ${SESSIONS} at a time`} (medians)`,
+    );
+    const rows = [
+      ['', '100 KB PDF msgs/s', '5 MB PDF msgs/s', 'server CPU ms/msg (100 KB / 5 MB)', 'peak RSS MiB'],
+    ];
+    for (const server of servers) {
+      const smallRuns = runsOf(server, smallSlot);
+      const largeRuns = runsOf(server, largeSlot);
+      const peaks = [...smallRuns, ...largeRuns].map((run) => run.peakMiB);
+      rows.push([
+        server === gateway ? 'ingest-gateway + its Redis' : server.name,
+        figure(medianOf(smallRuns, (run) => run.messagesPerSecond)),
+        figure(medianOf(largeRuns, (run) => run.messagesPerSecond)),
+        `${figure(medianOf(smallRuns, (run) => run.cpuMsPerMessage))} / ${figure(medianOf(largeRuns, (run) => run.cpuMsPerMessage))}`,
+        `${Math.min(...peaks).toFixed(0)}-${Math.max(...peaks).toFixed(0)}`,
+      ]);
+    }
+    console.log(textTable(rows));
+    for (const peer of [haraka, drain]) {
+      if (peer === undefined) continue;
+      const ratio = (slot: Slot | undefined, pick: (run: RunFigures) => number) =>
+        medianOf(runsOf(gateway, slot), pick) / medianOf(runsOf(peer, slot), pick);
+      console.log(
+        `gateway / ${peer.name}: msgs/s ${ratio(smallSlot, (run) => run.messagesPerSecond).toFixed(2)} (100 KB), ` +
+          `${ratio(largeSlot, (run) => run.messagesPerSecond).toFixed(2)} (5 MB); ` +
+          `CPU per message ${ratio(smallSlot, (run) => run.cpuMsPerMessage).toFixed(2)}x (100 KB), ` +
+          `${ratio(largeSlot, (run) => run.cpuMsPerMessage).toFixed(2)}x (5 MB)`,
+      );
+    }
+    const gatewayCpu = (slot: Slot | undefined) =>
+      medianOf(runsOf(gateway, slot), (run) => run.cpuMsPerMessage);
+    console.log(
+      `gateway CPU 5 MB / CPU 100 KB: ${(gatewayCpu(largeSlot) / gatewayCpu(smallSlot)).toFixed(1)}x (DESIGN.md: at most 40x)`,
+    );
+    for (const slot of [smallSlot, largeSlot]) {
+      if (slot === undefined) continue;
+      const entry = figures.get(key(gateway, slot));
+      if (!entry) continue;
+      const perMessage = median(entry.redisBytesPerMessage);
+      console.log(
+        `Redis used_memory per ${slot.sizeLabel} message: ${(perMessage / KB).toFixed(0)} KiB for ` +
+          `${(entry.wireBytes / KB).toFixed(0)} KiB on the wire = ${(perMessage / entry.wireBytes).toFixed(2)}x (DESIGN.md: at most 1.1x)`,
+      );
+    }
+    const loads = [...runsOf(gateway, smallSlot), ...runsOf(gateway, largeSlot)].map(
+      (run) => run.loadAverage,
+    );
+    console.log(
+      `load average during these runs: ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}`,
+    );
+  }
 }
-
-await main();

@@ -1,0 +1,49 @@
+import { type LoadOptions, type LoadResult, runLoad } from '../load/smtp-load.ts';
+import type { BenchServer } from '../peers/bench-server.ts';
+import { cpuMs, loadAverage, memoryMiB, resetPeak } from './process-stats.ts';
+
+/** One load against one server, as the server saw it. */
+export interface RunFigures {
+  /** 250s the server counted during the run. */
+  accepted: number;
+  seconds: number;
+  messagesPerSecond: number;
+  /** CPU time of all the server's processes (the gateway's Redis included) per accepted message. */
+  cpuMsPerMessage: number;
+  /** Peak resident memory of the server's first process during the run, MiB. */
+  peakMiB: number;
+  /** 1-minute load average when the run ended. */
+  loadAverage: number;
+  client: LoadResult['client'];
+}
+
+export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'port'>): Promise<RunFigures> {
+  const [first] = server.pids;
+  if (first === undefined) throw new Error(`${server.name}: no process`);
+  await resetPeak(first);
+  const acceptedBefore = await server.accepted();
+  const cpuBefore = await totalCpuMs(server.pids);
+  const result = await runLoad({ ...load, port: server.port });
+  const cpu = (await totalCpuMs(server.pids)) - cpuBefore;
+  const accepted = (await server.accepted()) - acceptedBefore;
+  if (accepted !== load.messages) {
+    throw new Error(
+      `${server.name}: the load sent ${load.messages} messages, the server accepted ${accepted}`,
+    );
+  }
+  return {
+    accepted,
+    seconds: result.seconds,
+    messagesPerSecond: accepted / result.seconds,
+    cpuMsPerMessage: cpu / accepted,
+    peakMiB: (await memoryMiB(first)).peak,
+    loadAverage: loadAverage(),
+    client: result.client,
+  };
+}
+
+export async function totalCpuMs(pids: readonly number[]): Promise<number> {
+  let total = 0;
+  for (const pid of pids) total += await cpuMs(pid);
+  return total;
+}

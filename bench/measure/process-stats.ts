@@ -1,0 +1,77 @@
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg } from 'node:os';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/**
+ * What the benchmark reads about a server process from Linux's /proc: CPU time used, resident
+ * memory now and at its peak, and the core it is pinned to. Every figure covers all threads
+ * of the process (libuv's pool, V8's GC helpers), as the kernel accounts them.
+ */
+
+/** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ; 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** User plus system CPU time of the process so far, in ms. */
+export async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces; the fields after its ")" are fixed.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15, i.e. 11 and 12 after the state (field 3).
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+export interface Memory {
+  /** Resident set now, MiB. */
+  rss: number;
+  /** Highest resident set since start or the last resetPeak, MiB. */
+  peak: number;
+}
+
+export async function memoryMiB(pid: number): Promise<Memory> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
+/** Starts a new peak: VmHWM becomes the current RSS (clear_refs 5, Linux 4.0). */
+export async function resetPeak(pid: number): Promise<void> {
+  await writeFile(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** True when the machine has a core for the servers and another for the load. */
+export function canPin(): boolean {
+  return availableParallelism() > 1;
+}
+
+/** Pins every thread of `pid` (and the threads it starts later) to `core`. */
+export async function pin(pid: number, core: number): Promise<void> {
+  if (!canPin()) return;
+  // A thread that ends while taskset walks the list fails the call: walk it again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await run('taskset', ['--all-tasks', '--cpu-list', '--pid', String(core), String(pid)]);
+      return;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+    }
+  }
+}
+
+/** The 1-minute load average, for the record beside each figure. */
+export function loadAverage(): number {
+  return loadavg()[0] ?? 0;
+}
+
+/** Medians of 3 or more runs are what the tables print. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? Number.NaN)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}

@@ -1,0 +1,14 @@
+/**
+ * A server the benchmark loads: where it listens, the processes whose CPU time and memory
+ * count (the gateway's includes its redis-server), and how many messages it has answered 250
+ * by its own count.
+ */
+export interface BenchServer {
+  readonly name: string;
+  readonly port: number;
+  /** The server's processes; the first is the one whose memory is reported. */
+  readonly pids: readonly number[];
+  /** Messages the server has accepted since it started, as it counts them. */
+  accepted(): Promise<number>;
+  close(): Promise<void>;
+}

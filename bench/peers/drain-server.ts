@@ -1,0 +1,71 @@
+import { createInterface } from 'node:readline';
+import { SMTPServer } from 'smtp-server';
+
+/**
+ * The Node floor of the benchmark: smtp-server reading each message's DATA to its end and
+ * throwing it away, with no parsing and no storage. What it accepts it counts (the 250s), so
+ * the benchmark checks the load on the server's side too.
+ *
+ *   node bench/peers/drain-server.ts [port]
+ *
+ * Run as its own process: prints `{"port": N}` once listening; answers each `count` line on
+ * stdin with `{"accepted": N}`; closes on `close` or at the end of stdin.
+ */
+
+export interface DrainServer {
+  readonly server: SMTPServer;
+  /** Messages answered 250 so far. */
+  accepted(): number;
+  listen(port: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export function createDrainServer(): DrainServer {
+  let accepted = 0;
+  const server = new SMTPServer({
+    // As the gateway runs: no AUTH, no TLS, the same banner delay for early talkers.
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    size: 64 * 1024 * 1024,
+    // The load opens 20 connections at once; smtp-server's default allows any number.
+    onData(stream, _session, callback) {
+      stream.on('end', () => {
+        accepted += 1;
+        callback(null);
+      });
+      stream.resume();
+    },
+  });
+  server.on('error', (err) => {
+    process.stderr.write(`drain server: ${err.message}\n`);
+  });
+  return {
+    server,
+    accepted: () => accepted,
+    listen(port) {
+      return new Promise((resolve, reject) => {
+        server.server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => {
+          const address = server.server.address();
+          resolve(typeof address === 'object' && address ? address.port : port);
+        });
+      });
+    },
+    close() {
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+if (import.meta.main) {
+  const drain = createDrainServer();
+  const port = await drain.listen(Number(process.argv[2] ?? 0));
+  process.stdout.write(`${JSON.stringify({ port })}\n`);
+  const commands = createInterface({ input: process.stdin });
+  for await (const line of commands) {
+    if (line === 'count') process.stdout.write(`${JSON.stringify({ accepted: drain.accepted() })}\n`);
+    if (line === 'close') break;
+  }
+  await drain.close();
+}

@@ -1,0 +1,102 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { startDaemon } from '../../test/support/daemon-process.ts';
+import { startRedis, type TestRedis } from '../../test/support/redis-server.ts';
+import { type BenchConfigOptions, benchConfigFile } from '../bench-config.ts';
+import type { BenchServer } from './bench-server.ts';
+
+/**
+ * The gateway as the benchmark runs it: `ingest-gateway start --role <role>` in its own
+ * process, on a redis-server of its own (AOF, fsync every second, as DESIGN.md asks of
+ * production), with the generated bench configuration.
+ */
+export interface GatewayUnderBench extends BenchServer {
+  readonly redis: Redis;
+  readonly redisUrl: string;
+  readonly httpUrl: string;
+  /** `used_memory` of its redis-server, in bytes. */
+  redisUsedMemory(): Promise<number>;
+}
+
+export interface GatewayStartOptions extends Omit<BenchConfigOptions, 'redisUrl'> {
+  role?: 'smtp' | 'worker' | 'all';
+  /** A Redis to share (scale-out); absent: a private redis-server, closed with the gateway. */
+  redisUrl?: string;
+  /** More environment, e.g. NODE_OPTIONS for --cpu-prof. */
+  env?: Record<string, string>;
+  /** How the tables name it; default `ingest-gateway --role <role>`. */
+  name?: string;
+}
+
+/** A private redis-server with the durability DESIGN.md asks for. */
+export function startBenchRedis(): Promise<TestRedis> {
+  return startRedis({
+    config: {
+      appendonly: 'yes',
+      appendfsync: 'everysec',
+      // A rewrite forks a second redis-server onto the pinned core mid-run; the runs are short
+      // and the AOF is thrown away after, so the file is left to grow.
+      'auto-aof-rewrite-percentage': '0',
+    },
+  });
+}
+
+export async function startGatewayProcess(options: GatewayStartOptions): Promise<GatewayUnderBench> {
+  const ownRedis = options.redisUrl === undefined ? await startBenchRedis() : null;
+  const redisUrl = options.redisUrl ?? ownRedis?.url ?? '';
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const dir = await mkdtemp(join(tmpdir(), 'bench-gateway-'));
+  const configPath = join(dir, 'gateway.yaml');
+  const cleanUp = async () => {
+    redis.disconnect();
+    await Promise.allSettled([ownRedis?.close(), rm(dir, { recursive: true, force: true })]);
+  };
+  try {
+    await redis.connect();
+    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
+    await writeFile(configPath, benchConfigFile({ ...options, redisUrl }).text);
+    // The harness reads the "ready" line at info; a bench asking for warn gets warn by its file.
+    const daemon = await startDaemon(configPath, options.role ?? 'smtp', 'info', options.env ?? {});
+    const role = options.role ?? 'smtp';
+    return {
+      name: options.name ?? `ingest-gateway --role ${role}`,
+      port: daemon.smtpPort,
+      pids: ownRedis ? [daemon.pid, redisPid] : [daemon.pid],
+      redis,
+      redisUrl,
+      httpUrl: daemon.httpUrl,
+      async accepted() {
+        return counterValue(await metrics(daemon.httpUrl), 'ingest_gateway_smtp_messages_total', 'accepted');
+      },
+      async redisUsedMemory() {
+        return Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1] ?? 0);
+      },
+      async close() {
+        daemon.signal('SIGTERM');
+        await daemon.exited;
+        await cleanUp();
+      },
+    };
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+}
+
+async function metrics(httpUrl: string): Promise<string> {
+  const response = await fetch(new URL('/metrics', httpUrl));
+  if (!response.ok) throw new Error(`GET /metrics: ${response.status}`);
+  return response.text();
+}
+
+/** The sum of a Prometheus counter's samples whose `outcome` label is `outcome`. */
+export function counterValue(text: string, name: string, outcome: string): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) || !line.includes(`outcome="${outcome}"`)) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}

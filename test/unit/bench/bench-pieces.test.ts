@@ -1,0 +1,237 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SMTPServer } from 'smtp-server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BENCH_RECIPIENT, benchConfigFile, numberedRecipient } from '../../../bench/bench-config.ts';
+import { pdfMessage, randomPdf, writeMessageFile } from '../../../bench/load/pdf-message.ts';
+import { runLoad, smtpSourceArgs } from '../../../bench/load/smtp-load.ts';
+import { type CpuProfile, ownerOf, tallyProfile } from '../../../bench/measure/cpu-profile.ts';
+import { median } from '../../../bench/measure/process-stats.ts';
+import { createDrainServer } from '../../../bench/peers/drain-server.ts';
+import { counterValue } from '../../../bench/peers/gateway-process.ts';
+import { uploadRate } from '../../../bench/peers/slow-mock-api.ts';
+import { createRouteTable } from '../../../src/intake/route-table.ts';
+import { inspectType } from '../../../src/mail/detect-type.ts';
+import { dataPayload, SmtpSession } from '../../support/smtp-session.ts';
+
+/** The benchmark's own pieces (bench/): they must measure what they say. No timing is asserted. */
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe('the drain server (the Node floor)', () => {
+  it('counts exactly the messages it answered 250', async () => {
+    const drain = createDrainServer();
+    const port = await drain.listen(0);
+    cleanups.push(() => drain.close());
+    const session = new SmtpSession(port);
+    expect((await session.reply()).code).toBe(220);
+    expect((await session.command('EHLO client.test')).code).toBe(250);
+    const codes: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await session.command('MAIL FROM:<a@acme.example>');
+      await session.command(`RCPT TO:<${numberedRecipient(i + 1)}>`);
+      await session.command('DATA');
+      codes.push((await session.sendPayload(dataPayload(Buffer.from(`Subject: ${i}\r\n\r\nbody\r\n`)))).code);
+    }
+    // A transaction abandoned before DATA is not counted.
+    await session.command('MAIL FROM:<a@acme.example>');
+    await session.command('RSET');
+    await session.close();
+    expect(codes).toEqual([250, 250, 250]);
+    expect(drain.accepted()).toBe(3);
+  });
+});
+
+describe('the load', () => {
+  it('writes the nth message to the numbered recipient the bench configuration routes', async () => {
+    const recipients: string[] = [];
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['AUTH', 'STARTTLS'],
+      logger: false,
+      onRcptTo(address, _session, callback) {
+        recipients.push(address.address);
+        callback();
+      },
+      onData(stream, _session, callback) {
+        stream.on('end', () => callback(null));
+        stream.resume();
+      },
+    });
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.server.address();
+        resolve(typeof address === 'object' && address ? address.port : 0);
+      }),
+    );
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const dir = await tempDir();
+    const file = await writeMessageFile(dir, 2048, 'load-test');
+    await runLoad({ port, file: file.path, messages: 4, sessions: 2, reuse: true });
+
+    expect(recipients.sort()).toEqual([1, 2, 3, 4].map(numberedRecipient).sort());
+    const { config } = benchConfigFile({ redisUrl: 'redis://127.0.0.1:1', recipients: 4 });
+    const routes = createRouteTable(config.workspaces, config.auth.senderAuthentication);
+    expect(recipients.map((recipient) => routes.route(recipient)?.config.identifier).sort()).toEqual([
+      'ws-1',
+      'ws-2',
+      'ws-3',
+      'ws-4',
+    ]);
+  });
+
+  it('asks smtp-source for numbered recipients, and reuses connections only when told', () => {
+    const options = { port: 2525, file: '/tmp/m.eml', messages: 10, sessions: 20 };
+    const reused = smtpSourceArgs({ ...options, reuse: true });
+    const single = smtpSourceArgs({ ...options, reuse: false });
+    expect(reused).toContain('-N');
+    expect(reused).toContain('-d');
+    expect(single).not.toContain('-d');
+    expect(reused.slice(-3)).toEqual(['-t', BENCH_RECIPIENT, '127.0.0.1:2525']);
+  });
+});
+
+describe('the bench configuration', () => {
+  it('validates, with one workspace per numbered recipient and the rates off', () => {
+    const { config } = benchConfigFile({ redisUrl: 'redis://127.0.0.1:1', recipients: 50 });
+    expect(config.workspaces).toHaveLength(51);
+    expect(config.workspaces.at(-1)).toMatchObject({
+      identifier: 'ws-50',
+      ingestEmail: '50documents@ingest.test',
+    });
+    expect(config.smtp.rateLimit).toMatchObject({
+      connectionsPerIp: 0,
+      messagesPerIp: 0,
+      messagesPerSender: 0,
+    });
+  });
+});
+
+describe('the benchmark messages', () => {
+  it('carry a PDF the gateway takes for one, of random bytes, different every time', async () => {
+    const pdf = randomPdf(100 * 1024);
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(pdf.subarray(-6).toString('latin1')).toBe('%%EOF\n');
+    expect(Math.abs(pdf.length - 100 * 1024)).toBeLessThan(512);
+    // The xref table points at each object.
+    const text = pdf.toString('latin1');
+    const xref = Number(/startxref\n(\d+)/.exec(text)?.[1]);
+    expect(text.slice(xref, xref + 4)).toBe('xref');
+    const offsets = [...text.slice(xref).matchAll(/^(\d{10}) 00000 n $/gm)].map((match) => Number(match[1]));
+    expect(offsets.map((offset) => text.slice(offset, offset + 7))).toEqual(
+      offsets.map((_, index) => `${index + 1} 0 obj`),
+    );
+    expect((await inspectType({ head: pdf, declaredType: 'application/pdf', fileName: 'a.pdf' })).type).toBe(
+      'pdf',
+    );
+    // Random bytes: no long run of one byte, unlike a padded filler.
+    expect(/(.)\1{63}/s.test(text)).toBe(false);
+    expect(randomPdf(4096).equals(randomPdf(4096))).toBe(false);
+  });
+
+  it('are LF-ended files whose base64 decodes to the PDF; the wire size counts CRLF', () => {
+    const message = pdfMessage(10_000, 'sample');
+    const text = message.file.toString('latin1');
+    expect(text.includes('\r')).toBe(false);
+    const body = text.split('Content-Transfer-Encoding: base64\n\n')[1]?.split('\n--')[0] ?? '';
+    expect(body.split('\n').every((line) => line.length <= 76)).toBe(true);
+    const decoded = Buffer.from(body.replace(/\n/g, ''), 'base64');
+    expect(decoded.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(message.wireBytes).toBe(message.file.length + (text.match(/\n/g)?.length ?? 0));
+  });
+});
+
+describe('the figures', () => {
+  it('median takes the middle run, or the mean of the two middle ones', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('counts the accepted messages of the gateway metrics over every reply code', () => {
+    const text = [
+      '# TYPE ingest_gateway_smtp_messages_total counter',
+      'ingest_gateway_smtp_messages_total{outcome="accepted",code="250"} 40',
+      'ingest_gateway_smtp_messages_total{outcome="refused",code="550"} 3',
+      'ingest_gateway_smtp_messages_total{outcome="accepted",code="251"} 2',
+    ].join('\n');
+    expect(counterValue(text, 'ingest_gateway_smtp_messages_total', 'accepted')).toBe(42);
+    expect(counterValue(text, 'ingest_gateway_smtp_messages_total', 'failed')).toBe(0);
+  });
+
+  it('rates uploads from a given arrival to the last', () => {
+    expect(uploadRate([0, 100, 200, 300, 400], 1)).toBe(10);
+    expect(uploadRate([5], 0)).toBeNaN();
+  });
+});
+
+describe('the CPU profile tally', () => {
+  const root = '/repo/';
+  const profile: CpuProfile = {
+    startTime: 1_000,
+    nodes: [
+      { id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: -1 }, children: [2, 5, 6] },
+      {
+        id: 2,
+        callFrame: {
+          functionName: 'sendCommand',
+          url: 'file:///repo/node_modules/ioredis/built/Redis.js',
+          lineNumber: 9,
+        },
+        children: [3],
+      },
+      { id: 3, callFrame: { functionName: 'write', url: 'node:net', lineNumber: 1 }, children: [4] },
+      { id: 4, callFrame: { functionName: 'writeBuffer', url: '', lineNumber: -1 } },
+      { id: 5, callFrame: { functionName: '(garbage collector)', url: '', lineNumber: -1 } },
+      { id: 6, callFrame: { functionName: '(idle)', url: '', lineNumber: -1 } },
+    ],
+    // at 1000+: 2000 (4), 3000 (4), 4000 (2), 5000 (5), 6000 (6), 7000 (4)
+    samples: [4, 4, 2, 5, 6, 4],
+    timeDeltas: [1000, 1000, 1000, 1000, 1000, 1000],
+  };
+
+  it('names owners: packages, gateway files, node, GC', () => {
+    expect(ownerOf('file:///repo/node_modules/@zone-eu/mailsplit/lib/x.js', 'f', root)).toBe(
+      '@zone-eu/mailsplit',
+    );
+    expect(ownerOf('file:///repo/src/intake/store-and-walk.ts', 'f', root)).toBe(
+      'gateway src/intake/store-and-walk.ts',
+    );
+    expect(ownerOf('node:internal/buffer', 'concat', root)).toBe('node (built-in modules)');
+    expect(ownerOf('', '(garbage collector)', root)).toBe('GC');
+    expect(ownerOf('', 'writeBuffer', root)).toBe('native');
+  });
+
+  it('counts native code and node built-ins to their caller, idle apart, within the window', () => {
+    const whole = tallyProfile(profile, root);
+    expect(whole.idleMs).toBe(1);
+    expect(whole.busyMs).toBe(5);
+    expect(whole.owners).toEqual([
+      { owner: 'ioredis', ms: 4 },
+      { owner: 'GC', ms: 1 },
+    ]);
+    expect(whole.functions[0]).toEqual({
+      name: 'writeBuffer',
+      owner: 'native',
+      onBehalfOf: 'ioredis',
+      ms: 3,
+    });
+
+    const window = tallyProfile(profile, root, { fromUs: 3_500, toUs: 5_500 });
+    expect(window.busyMs).toBe(2);
+    expect(window.owners).toEqual([
+      { owner: 'ioredis', ms: 1 },
+      { owner: 'GC', ms: 1 },
+    ]);
+  });
+});
