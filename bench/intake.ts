@@ -47,8 +47,8 @@ interface SlotFigures {
 
 export async function intakeBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
   const rounds = Number(env.BENCH_ROUNDS ?? 3);
-  const small = Number(env.BENCH_SMALL ?? 1000);
-  const large = Number(env.BENCH_LARGE ?? 60);
+  const small = Number(env.BENCH_SMALL ?? 600);
+  const large = Number(env.BENCH_LARGE ?? 40);
   const slots: Slot[] = [];
   for (const reuse of [true, false]) {
     slots.push({ size: 100 * KB, sizeLabel: '100 KB', reuse, messages: small });

@@ -23,8 +23,8 @@ const sourceRoot = new URL('..', import.meta.url).pathname;
 
 export async function profileBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
   const loads = [
-    { label: '100 KB', size: 100 * KB, messages: Number(env.BENCH_SMALL ?? 1000) },
-    { label: '5 MB', size: 5 * MB, messages: Number(env.BENCH_LARGE ?? 60) },
+    { label: '100 KB', size: 100 * KB, messages: Number(env.BENCH_SMALL ?? 600) },
+    { label: '5 MB', size: 5 * MB, messages: Number(env.BENCH_LARGE ?? 40) },
   ];
   const dir = await mkdtemp(join(tmpdir(), 'bench-profile-'));
   await pin(process.pid, LOAD_CORE);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { availableParallelism, loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -42,9 +42,12 @@ export async function resetPeak(pid: number): Promise<void> {
   await writeFile(`/proc/${pid}/clear_refs`, '5');
 }
 
-/** True when the machine has a core for the servers and another for the load. */
+/**
+ * True when the machine has a core for the servers and another for the load. The machine's
+ * cores, not this process's: once the benchmark has pinned itself it may use only one.
+ */
 export function canPin(): boolean {
-  return availableParallelism() > 1;
+  return cpus().length > 1;
 }
 
 /** Pins every thread of `pid` (and the threads it starts later) to `core`. */
