@@ -86,7 +86,7 @@ async function runSmtpSource(options: LoadOptions): Promise<LoadResult> {
 }
 
 /** The same transactions from this process: HELO, MAIL, RCPT, DATA per message. */
-async function runOwnClient(options: LoadOptions): Promise<LoadResult> {
+export async function runOwnClient(options: LoadOptions): Promise<LoadResult> {
   const message = await readFile(options.file);
   const payload = dataPayload(Buffer.from(message.toString('latin1').replace(/\n/g, '\r\n'), 'latin1'));
   let sequence = 0;

@@ -5,7 +5,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BENCH_RECIPIENT, benchConfigFile, numberedRecipient } from '../../../bench/bench-config.ts';
 import { pdfMessage, randomPdf, writeMessageFile } from '../../../bench/load/pdf-message.ts';
-import { runLoad, smtpSourceArgs } from '../../../bench/load/smtp-load.ts';
+import { runLoad, runOwnClient, smtpSourceArgs } from '../../../bench/load/smtp-load.ts';
 import { type CpuProfile, ownerOf, tallyProfile } from '../../../bench/measure/cpu-profile.ts';
 import { median } from '../../../bench/measure/process-stats.ts';
 import { createDrainServer } from '../../../bench/peers/drain-server.ts';
@@ -78,6 +78,10 @@ describe('the load', () => {
     const dir = await tempDir();
     const file = await writeMessageFile(dir, 2048, 'load-test');
     await runLoad({ port, file: file.path, messages: 4, sessions: 2, reuse: true });
+    expect(recipients.sort()).toEqual([1, 2, 3, 4].map(numberedRecipient).sort());
+    // The client used where smtp-source is not installed writes to the same recipients.
+    recipients.length = 0;
+    await runOwnClient({ port, file: file.path, messages: 4, sessions: 2, reuse: false });
 
     expect(recipients.sort()).toEqual([1, 2, 3, 4].map(numberedRecipient).sort());
     const { config } = benchConfigFile({ redisUrl: 'redis://127.0.0.1:1', recipients: 4 });
