@@ -1,4 +1,5 @@
 import type { ApiResult } from '../parsing-api/api-result.ts';
+import type { DocumentListing } from '../parsing-api/document-list.ts';
 import type { AttachmentEntry } from '../record/message-record.ts';
 import { findEarlierUpload } from './find-earlier-upload.ts';
 import { identifiesOneUpload } from './upload-identity.ts';
@@ -31,7 +32,7 @@ export interface AttemptFacts {
   /** The attachment's stored bytes; null when they are gone. */
   blob: Buffer | null;
   /** The lookup by customIdentifier, once the worker made it (after a `look-up` step). */
-  lookup?: { customIdentifier: string; answer: ApiResult };
+  lookup?: { customIdentifier: string; answer: DocumentListing };
 }
 
 export type NextStep =
@@ -80,19 +81,21 @@ function triedBefore(facts: AttemptFacts): boolean {
 
 function afterLookup(
   facts: AttemptFacts,
-  { customIdentifier, answer }: { customIdentifier: string; answer: ApiResult },
+  { customIdentifier, answer }: { customIdentifier: string; answer: DocumentListing },
   upload: NextStep & { step: 'upload' },
 ): NextStep {
+  // The listing stops at a failed page, so the last answer is the one that can refuse the key.
+  const { last } = answer;
   // A refused key is refused for the lookup as for the upload: the same pause, not a retry.
-  if (answer.kind === 'response' && (answer.status === 401 || answer.status === 403)) {
-    return { step: 'key-refused', answer };
+  if (last.kind === 'response' && (last.status === 401 || last.status === 403)) {
+    return { step: 'key-refused', answer: last };
   }
   const earlier = findEarlierUpload(answer, customIdentifier, upload.workspace.identifier);
   if ('unknown' in earlier) {
     if (facts.attempt >= facts.maxAttempts) {
       return { step: 'fail', reason: `gave up after ${facts.attempt} attempts: ${earlier.unknown}` };
     }
-    const retryAfter = answer.kind === 'response' ? answer.headers['retry-after'] : undefined;
+    const retryAfter = last.kind === 'response' ? last.headers['retry-after'] : undefined;
     return { step: 'retry-later', reason: earlier.unknown, retryAfter };
   }
   if (earlier.found === null) return upload;

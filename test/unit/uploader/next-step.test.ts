@@ -53,7 +53,11 @@ const response = (status: number, body?: unknown, headers: Record<string, string
 const earlierDocument = (owner = 'ws-1') => ({
   meta: { identifier: 'DOC-1', customIdentifier: 'Q1-0', workspace: { identifier: owner } },
 });
-const lookup = (answer: ApiResult) => ({ customIdentifier: 'Q1-0', answer });
+/** A lookup answered in one page, or in several: `followed` are the pages before the last. */
+const lookup = (last: ApiResult, followed: ApiResult[] = []) => ({
+  customIdentifier: 'Q1-0',
+  answer: { followed, last },
+});
 /** A retry: BullMQ counted one attempt made and starts a second run. */
 const retry = { attempt: 2, runsStarted: 2, entry: entry({ attempts: 1, state: 'queued' }) };
 
@@ -154,6 +158,48 @@ describe('nextStep after the lookup of an earlier upload', () => {
         documentIdentifier: 'DOC-1',
         answer: response(200, earlierDocument()),
       },
+    },
+    {
+      name: 'the earlier document, listed as a bare Meta, is adopted as a Document',
+      facts: facts({ ...retry, lookup: lookup(response(200, { results: [earlierDocument().meta] })) }),
+      expected: {
+        step: 'adopt',
+        documentIdentifier: 'DOC-1',
+        answer: response(200, earlierDocument()),
+      },
+    },
+    {
+      name: 'the earlier document on a first page is adopted whatever the next page answered',
+      facts: facts({
+        ...retry,
+        lookup: lookup(response(503), [
+          response(200, { count: 2, next: '?page=2', results: [earlierDocument()] }),
+        ]),
+      }),
+      expected: {
+        step: 'adopt',
+        documentIdentifier: 'DOC-1',
+        answer: response(200, earlierDocument()),
+      },
+    },
+    {
+      name: 'a list with an item it cannot read is no answer: retry later, never upload blind',
+      facts: facts({ ...retry, lookup: lookup(response(200, { count: 1, results: [{ id: 7 }] })) }),
+      expected: {
+        step: 'retry-later',
+        reason: 'document lookup listed an item neither a Document nor a Meta (unreadable at identifier)',
+        retryAfter: undefined,
+      },
+    },
+    {
+      name: 'a next page that failed retries later, honouring its Retry-After',
+      facts: facts({
+        ...retry,
+        lookup: lookup(response(429, undefined, { 'retry-after': '7' }), [
+          response(200, { count: 2, next: '?page=2', results: [earlierDocument('ws-2')] }),
+        ]),
+      }),
+      expected: { step: 'retry-later', reason: 'document lookup answered HTTP 429', retryAfter: '7' },
     },
     {
       name: 'no earlier document: upload',
