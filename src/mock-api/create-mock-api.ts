@@ -104,6 +104,7 @@ export function createMockApi(options: MockApiOptions): MockApi {
     store: documentSide.store,
     uploads: createUploadLog(),
     faults: createFaultQueue(),
+    lateCommits: new WeakMap(),
     documentList: documentListSettings(options.documentList),
     maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     retainFileBytes: options.retainFileBytes ?? true,
