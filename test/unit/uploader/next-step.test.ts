@@ -54,9 +54,14 @@ const earlierDocument = (owner = 'ws-1') => ({
   meta: { identifier: 'DOC-1', customIdentifier: 'Q1-0', workspace: { identifier: owner } },
 });
 /** A lookup answered in one page, or in several: `followed` are the pages before the last. */
-const lookup = (last: ApiResult, followed: ApiResult[] = []) => ({
+const lookup = (
+  last: ApiResult,
+  followed: ApiResult[] = [],
+  answeredAt = Date.parse('2025-03-01T10:05:00Z'),
+) => ({
   customIdentifier: 'Q1-0',
   answer: { followed, last },
+  answeredAt,
 });
 /** A retry: BullMQ counted one attempt made and starts a second run. */
 const retry = { attempt: 2, runsStarted: 2, entry: entry({ attempts: 1, state: 'queued' }) };
@@ -256,6 +261,66 @@ describe('nextStep after the lookup of an earlier upload', () => {
       name: 'the lookup does not override a workspace a reload removed meanwhile',
       facts: facts({ ...retry, workspace: undefined, lookup: lookup(response(200, [earlierDocument()])) }),
       expected: { step: 'fail', reason: 'workspace ws-1 is no longer configured' },
+    },
+  ])('$name', ({ facts, expected }) => {
+    expect(nextStep(facts)).toEqual(expected);
+  });
+});
+
+describe('nextStep after the lookup that follows a timed-out attempt', () => {
+  /** The timeout was recorded at 10:00:00; api.timeout is a minute. */
+  const timedOut = {
+    ...retry,
+    requestTimeoutMs: 60_000,
+    entry: entry({ attempts: 1, state: 'queued', reason: 'timed out: no complete response within 60000 ms' }),
+  };
+  const at = (time: string) => Date.parse(`2025-03-01T${time}Z`);
+  const none = response(200, { count: 0, results: [] });
+  it.each<{ name: string; facts: AttemptFacts; expected: NextStep }>([
+    {
+      name: 'finding nothing 20 s later is not trusted yet: the service may still create it',
+      facts: facts({ ...timedOut, lookup: lookup(none, [], at('10:00:20')) }),
+      expected: {
+        step: 'retry-later',
+        reason:
+          'the earlier attempt timed out and the service may still create its document: ' +
+          'not trusting a lookup that finds none for 40 s more',
+        retryAfter: '40',
+      },
+    },
+    {
+      name: 'finding nothing a timeout later is trusted',
+      facts: facts({ ...timedOut, lookup: lookup(none, [], at('10:01:00')) }),
+      expected: { step: 'upload', workspace, file },
+    },
+    {
+      name: 'finding the document is trusted at once',
+      facts: facts({ ...timedOut, lookup: lookup(response(200, [earlierDocument()]), [], at('10:00:01')) }),
+      expected: { step: 'adopt', documentIdentifier: 'DOC-1', answer: response(200, earlierDocument()) },
+    },
+    {
+      name: 'an attempt the service answered (503) leaves nothing in progress: nothing found is trusted',
+      facts: facts({
+        ...timedOut,
+        entry: entry({ attempts: 1, state: 'queued', reason: 'HTTP 503 Service Unavailable' }),
+        lookup: lookup(none, [], at('10:00:01')),
+      }),
+      expected: { step: 'upload', workspace, file },
+    },
+    {
+      name: 'without api.timeout given, nothing found is trusted at once',
+      facts: facts({ ...timedOut, requestTimeoutMs: undefined, lookup: lookup(none, [], at('10:00:01')) }),
+      expected: { step: 'upload', workspace, file },
+    },
+    {
+      name: 'still too early at the last attempt gives up rather than upload blind',
+      facts: facts({ ...timedOut, attempt: 3, lookup: lookup(none, [], at('10:00:30')) }),
+      expected: {
+        step: 'fail',
+        reason:
+          'gave up after 3 attempts: the earlier attempt timed out and the service may still ' +
+          'create its document: not trusting a lookup that finds none for 30 s more',
+      },
     },
   ])('$name', ({ facts, expected }) => {
     expect(nextStep(facts)).toEqual(expected);
