@@ -12,8 +12,9 @@ import { respond } from './respond.ts';
  * The mock's test-control surface, for tests and tools in another process than the mock:
  * - `POST /_mock/faults` with a JSON fault (faults.ts: `{"status": 503}`,
  *   `{"status": 429, "retryAfter": 2}`, `{"drop": "before"}`, `{"drop": "after"}`,
- *   `{"hang": true}`, `{"latencyMs": 200}`, `{"commitDelayMs": 2500}`, with `"times": 3` or `"times": "always"`, and
- *   `"method"`/`"path"` to aim at another /v3 route than the upload) queues it → 204;
+ *   `{"hang": true}`, `{"latencyMs": 200}`, `{"commitDelayMs": 2500}`, with `"times": 3` or
+ *   `"times": "always"`, and `"method"`/`"path"` to aim at another /v3 route than the upload)
+ *   queues it → 204;
  *   `GET` lists the queue, `DELETE` empties it (`"always"` entries included) → 204;
  * - `GET /_mock/uploads` → `{uploads: [...]}`, the received uploads without bytes or key;
  * - `GET /_mock/credits` → `{used}`, the credits documents have cost (credit-meter.ts);

@@ -135,12 +135,12 @@ describe('fault injection', () => {
         counts.redisRestarts++;
       };
 
-      /** Redis SIGKILLed in the same turn of the event loop the mock answers a POST in. */
+      /** Redis SIGKILLed right after the mock answered a POST: before the worker can record it. */
       const killRedisAfterNextPost = async () => {
         const answered = new Promise<void>((resolve) => {
           const stop = mock.onUpload(() => {
             stop();
-            // onUpload runs as the answer is written: the kill lands right after it.
+            // onUpload runs as the answer is written; the kill follows in the next turn.
             setImmediate(resolve);
           });
         });
