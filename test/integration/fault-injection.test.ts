@@ -38,6 +38,8 @@ const senders = 6;
 const apiKey = 'fault-suite-key';
 /** api.timeout of the gateway under test, ms: the slow upstream's hold is set against it. */
 const apiTimeout = 2000;
+/** Messages the aimed-at events that need an upload in flight send themselves. */
+const eventMail = 3;
 
 /** mulberry32: a small seeded generator, so a run's faults can be replayed. */
 function generator(start: number): () => number {
@@ -98,7 +100,8 @@ describe('fault injection', () => {
       });
 
       // The plan: each message has one to three distinct PDFs, named for the message and part.
-      const plan = Array.from({ length: messageCount }, (_, i) =>
+      // The last ones are the aimed-at events' own mail (eventMail), so each has an upload to act on.
+      const plan = Array.from({ length: messageCount + eventMail }, (_, i) =>
         Array.from({ length: 1 + Math.floor(random() * 3) }, (_, k) => `m${i}-a${k}.pdf`),
       );
       const counts = {
@@ -135,6 +138,10 @@ describe('fault injection', () => {
         counts.redisRestarts++;
       };
 
+      // An aimed-at event's own message, so an upload comes however far the other mail has got.
+      let eventMailSent = 0;
+      const sendEventMail = () => deliverMessage(messageCount + eventMailSent++, { yieldToEvents: false });
+
       /** Redis SIGKILLed right after the mock answered a POST: before the worker can record it. */
       const killRedisAfterNextPost = async () => {
         const answered = new Promise<void>((resolve) => {
@@ -144,24 +151,29 @@ describe('fault injection', () => {
             setImmediate(resolve);
           });
         });
-        const seen = await Promise.race([answered.then(() => true), pause(5000).then(() => false)]);
-        if (!seen) return;
-        await restartRedis();
-        counts.redisAfterPost++;
+        const mail = sendEventMail();
+        const seen = await Promise.race([answered.then(() => true), pause(10_000).then(() => false)]);
+        if (seen) {
+          await restartRedis();
+          counts.redisAfterPost++;
+        }
+        await mail;
       };
 
       /** A POST the client gives up on (api.timeout) and the mock commits half a second later. */
       const commitLate = async () => {
         mock.clearFaults();
         mock.enqueueFault({ commitDelayMs: apiTimeout + 500, times: 2 });
-        if (await heldPost(url, 5000)) counts.lateCommits++;
+        await sendEventMail();
+        if (await heldPost(url, 10_000)) counts.lateCommits++;
       };
 
       /** The gateway SIGKILLed while the mock holds a POST it commits later, close to api.timeout. */
       const killWhileUpstreamHolds = async () => {
         mock.clearFaults();
         mock.enqueueFault({ commitDelayMs: apiTimeout - 200, times: 2 });
-        const held = await heldPost(url, 5000);
+        await sendEventMail();
+        const held = await heldPost(url, 10_000);
         // Half-way through the hold: the upload was sent, its document does not exist yet.
         await pause(apiTimeout / 2 - 200);
         await restartDaemon();
@@ -222,36 +234,40 @@ describe('fault injection', () => {
       })();
 
       // Senders: a sending server retries whatever is not a 250, until it is.
+      const deliverMessage = async (i: number, { yieldToEvents }: { yieldToEvents: boolean }) => {
+        const files = plan[i] ?? [];
+        const message = await composeMessage({
+          subject: `message ${i}`,
+          attachments: files.map((name) => ({ filename: name, content: uniquePdf(name) })),
+        });
+        for (let attempt = 0; !accepted.has(i); attempt++) {
+          if (attempt > 500) throw new Error(`message ${i} was never accepted`);
+          // Down, or an aimed-at event is due and not begun: the senders wait, so no event is
+          // overtaken by the end of the mail (each event sends its own mail to act on).
+          while (daemonDown || (yieldToEvents && eventDue())) await pause(50);
+          const { data } = await deliver(daemon.smtpPort, { to: ['documents@ingest.test'], message }).catch(
+            () => ({ data: null }),
+          );
+          const code = data?.code ?? 0;
+          counts.replies.set(code, (counts.replies.get(code) ?? 0) + 1);
+          if (code === 250) accepted.set(i, queuedId(data));
+          else if (code >= 500) throw new Error(`message ${i} refused for good: ${data?.text}`);
+          else await pause(50 + senderRandom() * 150);
+        }
+      };
       let next = 0;
       const sender = async () => {
-        for (let i = next++; i < messageCount; i = next++) {
-          const files = plan[i] ?? [];
-          const message = await composeMessage({
-            subject: `message ${i}`,
-            attachments: files.map((name) => ({ filename: name, content: uniquePdf(name) })),
-          });
-          for (let attempt = 0; !accepted.has(i); attempt++) {
-            if (attempt > 500) throw new Error(`message ${i} was never accepted`);
-            // Down, or an aimed-at event is due and not begun: the senders wait, so no event is
-            // overtaken by the end of the mail (the uploads still queued keep POSTs coming).
-            while (daemonDown || eventDue()) await pause(50);
-            const { data } = await deliver(daemon.smtpPort, { to: ['documents@ingest.test'], message }).catch(
-              () => ({
-                data: null,
-              }),
-            );
-            const code = data?.code ?? 0;
-            counts.replies.set(code, (counts.replies.get(code) ?? 0) + 1);
-            if (code === 250) accepted.set(i, queuedId(data));
-            else if (code >= 500) throw new Error(`message ${i} refused for good: ${data?.text}`);
-            else await pause(50 + senderRandom() * 150);
-          }
-        }
+        for (let i = next++; i < messageCount; i = next++) await deliverMessage(i, { yieldToEvents: true });
       };
       await Promise.all(Array.from({ length: senders }, sender));
       sending = false;
       await chaos;
       mock.clearFaults();
+      // Each aimed-at event sent its own message; one missing means an event never ran.
+      expect({ accepted: accepted.size, events: scheduled.length }).toEqual({
+        accepted: plan.length,
+        events: 0,
+      });
 
       // Every accepted attachment arrives: the mock's own count is the judge. A run that does
       // not get there within a coarse bound says what is missing and where it stands.
@@ -325,7 +341,7 @@ describe('fault injection', () => {
       const replies = Object.fromEntries([...counts.replies].sort(([a], [b]) => a - b));
       process.stdout.write(
         `fault injection: list=${list.items}/${list.pageSize ?? 'all'} seed=${runSeed} ` +
-          `messages=${messageCount} attachments=${expected} kills=${counts.kills} ` +
+          `messages=${plan.length} attachments=${expected} kills=${counts.kills} ` +
           `heldKills=${counts.heldKills} lateCommits=${counts.lateCommits} redisRestarts=${counts.redisRestarts} ` +
           `redisAfterPost=${counts.redisAfterPost} faults=${counts.faults} ` +
           `replies=${JSON.stringify(replies)} uploads=${mock.uploads.length} ` +
@@ -347,7 +363,7 @@ describe('fault injection', () => {
         process.stdout.write(`duplicates traced:\n${trace.join('\n\n')}\n`);
       }
       expect({ lost, duplicates, disagreements }).toEqual({ lost: [], duplicates: [], disagreements: 0 });
-      expect(accepted.size).toBe(messageCount);
+      expect(accepted.size).toBe(plan.length);
       expect(counts.kills).toBeGreaterThanOrEqual(3);
       expect(counts.redisRestarts).toBeGreaterThanOrEqual(2);
       // The aimed-at moments happened, not only the random ones.
