@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { WorkspaceSeed } from '../mock-api/workspace-seed.ts';
 import { type CommandContext, EXIT_OK, USAGE_ERROR } from './cli-context.ts';
 import { configOption } from './config-option.ts';
@@ -13,6 +13,8 @@ interface MockApiOptions {
   organization?: string;
   resthookSignatureKey?: string;
   processingMs: number;
+  listItems: 'document' | 'meta';
+  listPageSize?: number;
 }
 
 /** `ingest-gateway mock-api`: the fake parsing API alone, until SIGTERM or SIGINT. */
@@ -32,9 +34,20 @@ export function registerMockApiCommand(program: Command, context: CommandContext
       'key that signs resthook deliveries (default: MOCK_RESTHOOK_SIGNATURE_KEY)',
     )
     .option('--processing-ms <N>', 'milliseconds a document takes to become ready', wholeNumber, 0)
+    .addOption(
+      new Option('--list-items <SHAPE>', 'each result of GET /v3/documents: a full Document or its bare Meta')
+        .choices(['document', 'meta'])
+        .default('document'),
+    )
+    .option(
+      '--list-page-size <N>',
+      'results per page of GET /v3/documents (default: all on one page)',
+      pageSize,
+    )
     .addHelpText(
       'after',
-      '\nWith --config, the workspaces of that gateway configuration the fixture lacks are served too.',
+      '\nWith --config, the workspaces of that gateway configuration the fixture lacks are served too.' +
+        '\nPATCH /_mock/settings changes the list settings while it runs.',
     )
     .action(async (options: MockApiOptions, command: Command) => {
       const apiKey = options.apiKey ?? context.env.PARSER_API_KEY;
@@ -59,6 +72,7 @@ export function registerMockApiCommand(program: Command, context: CommandContext
         retainFileBytes: false,
         workspaces,
         processingMs: options.processingMs,
+        documentList: { items: options.listItems, pageSize: options.listPageSize ?? null },
         ...(resthookSignatureKey ? { resthookSignatureKey } : {}),
         ...(options.organization
           ? { organization: { identifier: options.organization, name: options.organization } }
@@ -80,4 +94,11 @@ async function mockWorkspaces(options: MockApiOptions, context: CommandContext):
   if (options.config === undefined) return seeds;
   const config = await loadConfig({ path: options.config, env: context.env });
   return combineSeeds(seeds, workspaceSeedsFromConfig(config.workspaces));
+}
+
+/** 1 to 1000, the mock's bounds for a page (document-list-settings.ts). */
+function pageSize(text: string): number {
+  const size = wholeNumber(text);
+  if (size < 1 || size > 1000) throw new InvalidArgumentError('must be 1 to 1000');
+  return size;
 }

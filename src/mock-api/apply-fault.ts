@@ -12,7 +12,8 @@ import { respond } from './respond.ts';
  * authentication: a fault always reaches the client under test). The fault comes from the
  * request's `X-Mock-Fault` header, else from the queue (faults.ts). Says whether the
  * request is done with (`answered`) or must go on to its route (`continue`): after latency
- * alone, and for `drop=after`, whose route runs in full and whose answer is then swallowed.
+ * alone, for `drop=after`, whose route runs in full and whose answer is then swallowed, and
+ * for a late commit, which the upload route reads from `context.lateCommits`.
  */
 export async function applyFault(
   context: MockContext,
@@ -45,6 +46,13 @@ export async function applyFault(
   }
   switch (action.kind) {
     case 'none':
+      return 'continue';
+    case 'late':
+      log.debug(
+        { commitDelayMs: action.commitDelayMs },
+        'mock API will commit an upload late (injected fault)',
+      );
+      context.lateCommits.set(req, action.commitDelayMs);
       return 'continue';
     case 'status': {
       log.debug({ status: action.status }, 'mock API answers with an injected fault');

@@ -3,6 +3,12 @@ import { isIPv6 } from 'node:net';
 import type { Logger } from '../logger.ts';
 import { applyFault } from './apply-fault.ts';
 import {
+  changeDocumentListSettings,
+  type DocumentListSettings,
+  type DocumentListSettingsInput,
+  documentListSettings,
+} from './document-list-settings.ts';
+import {
   createDocumentSide,
   type DocumentSideApi,
   type DocumentSideOptions,
@@ -41,6 +47,11 @@ export interface MockApiOptions extends DocumentSideOptions {
   retainFileBytes?: boolean;
   /** Workspaces of `/v3/workspaces/{identifier}` (workspace-seed.ts); default none. */
   workspaces?: readonly WorkspaceSeed[];
+  /**
+   * How `GET /v3/documents` lists (document-list-settings.ts): `items` `document` (default)
+   * or `meta`, `pageSize` null (default: one page) or results per page.
+   */
+  documentList?: DocumentListSettingsInput;
 }
 
 export interface MockApi extends DocumentSideApi {
@@ -66,6 +77,10 @@ export interface MockApi extends DocumentSideApi {
   waitForUploads(count: number): Promise<ReceivedUpload[]>;
   /** The workspaces as they are now, and every request made to them. */
   readonly workspaces: WorkspaceStore;
+  /** How `GET /v3/documents` lists now; `setDocumentList` changes it, as `PATCH /_mock/settings` does. */
+  readonly documentList: DocumentListSettings;
+  /** Changes the settings given, keeps the others; throws a ZodError for a bad one. */
+  setDocumentList(change: DocumentListSettingsInput): DocumentListSettings;
 }
 
 /** 20 MiB: the service documents "20 MB"; the mock takes the more generous reading. */
@@ -89,6 +104,8 @@ export function createMockApi(options: MockApiOptions): MockApi {
     store: documentSide.store,
     uploads: createUploadLog(),
     faults: createFaultQueue(),
+    lateCommits: new WeakMap(),
+    documentList: documentListSettings(options.documentList),
     maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     retainFileBytes: options.retainFileBytes ?? true,
     workspaces,
@@ -156,6 +173,13 @@ export function createMockApi(options: MockApiOptions): MockApi {
     onUpload: (listener) => context.uploads.onUpload(listener),
     waitForUploads: (count) => context.uploads.waitForUploads(count),
     workspaces,
+    get documentList() {
+      return context.documentList;
+    },
+    setDocumentList(change) {
+      context.documentList = changeDocumentListSettings(context.documentList, change);
+      return context.documentList;
+    },
   };
 }
 

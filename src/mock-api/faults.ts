@@ -3,8 +3,10 @@ import { z } from 'zod';
 /**
  * Faults a test or a user injects so the parsing API fails the way the real service or the
  * network can: a status (with an optional body, headers and `Retry-After`), a connection
- * dropped before the request body is read or after it was read and handled, a hang, and
- * latency before any of these or before a normal answer. Only the /v3 API is subject to
+ * dropped before the request body is read or after it was read and handled, a hang, an
+ * upload committed late (read at once, its document created and answered only after
+ * `commitDelayMs`, even when the client has given up meanwhile), and latency before any of
+ * these or before a normal answer. Only the /v3 API is subject to
  * them, never /_mock. A fault comes from the request's `X-Mock-Fault` header
  * (parse-fault-header.ts) or from this queue, which `POST /_mock/faults` and
  * `MockApi.enqueueFault` fill: first in, first out, each entry serving the next `times`
@@ -35,6 +37,12 @@ export const mockFaultSchema = z
     /** `true` is the older spelling of `"before"`. */
     drop: z.union([z.literal(true), z.enum(['before', 'after'])]).optional(),
     hang: z.literal(true).optional(),
+    /**
+     * Milliseconds between reading an upload and creating its document (then answering): a
+     * slow service that finishes work its client has given up on. Only the upload route has
+     * a commit to delay; elsewhere the request is answered normally.
+     */
+    commitDelayMs: z.int().min(1).max(MAX_LATENCY_MS).optional(),
     /** Milliseconds before the fault (or the normal answer) is served. */
     latencyMs: z.int().min(0).max(MAX_LATENCY_MS).optional(),
     /** How many matching requests the entry serves; default 1. Queue entries only. */
@@ -51,10 +59,14 @@ export const mockFaultSchema = z
       .optional(),
   })
   .superRefine((fault, issues) => {
-    const actions = [fault.status, fault.drop, fault.hang].filter((value) => value !== undefined);
-    if (actions.length > 1) issues.addIssue({ code: 'custom', message: 'give one of status, drop and hang' });
+    const actions = [fault.status, fault.drop, fault.hang, fault.commitDelayMs].filter(
+      (value) => value !== undefined,
+    );
+    if (actions.length > 1) {
+      issues.addIssue({ code: 'custom', message: 'give one of status, drop, hang and commitDelayMs' });
+    }
     if (actions.length === 0 && fault.latencyMs === undefined) {
-      issues.addIssue({ code: 'custom', message: 'give status, drop, hang or latencyMs' });
+      issues.addIssue({ code: 'custom', message: 'give status, drop, hang, commitDelayMs or latencyMs' });
     }
     const statusOnly = [fault.body, fault.headers, fault.retryAfter].some((value) => value !== undefined);
     if (statusOnly && fault.status === undefined) {
@@ -69,6 +81,8 @@ export type FaultAction =
   | { kind: 'status'; status: number; body: unknown; headers: Record<string, string> }
   | { kind: 'drop'; when: 'before' | 'after' }
   | { kind: 'hang' }
+  /** The route runs, but an upload's document is created (and answered) `commitDelayMs` later. */
+  | { kind: 'late'; commitDelayMs: number }
   /** Latency alone: after the delay the request is answered normally. */
   | { kind: 'none' };
 
@@ -137,6 +151,9 @@ export function toFault(fault: z.output<typeof mockFaultSchema>): Fault {
     return { latencyMs, action: { kind: 'drop', when: fault.drop === 'after' ? 'after' : 'before' } };
   }
   if (fault.hang) return { latencyMs, action: { kind: 'hang' } };
+  if (fault.commitDelayMs !== undefined) {
+    return { latencyMs, action: { kind: 'late', commitDelayMs: fault.commitDelayMs } };
+  }
   return { latencyMs, action: { kind: 'none' } };
 }
 

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { changeDocumentListSettings, documentListChangeSchema } from './document-list-settings.ts';
 import { mockFaultSchema } from './faults.ts';
 import type { MockContext } from './mock-context.ts';
 import { readText } from './read-body.ts';
@@ -10,15 +12,19 @@ import { respond } from './respond.ts';
  * The mock's test-control surface, for tests and tools in another process than the mock:
  * - `POST /_mock/faults` with a JSON fault (faults.ts: `{"status": 503}`,
  *   `{"status": 429, "retryAfter": 2}`, `{"drop": "before"}`, `{"drop": "after"}`,
- *   `{"hang": true}`, `{"latencyMs": 200}`, with `"times": 3` or `"times": "always"`, and
- *   `"method"`/`"path"` to aim at another /v3 route than the upload) queues it → 204;
+ *   `{"hang": true}`, `{"latencyMs": 200}`, `{"commitDelayMs": 2500}`, with `"times": 3` or
+ *   `"times": "always"`, and `"method"`/`"path"` to aim at another /v3 route than the upload)
+ *   queues it → 204;
  *   `GET` lists the queue, `DELETE` empties it (`"always"` entries included) → 204;
  * - `GET /_mock/uploads` → `{uploads: [...]}`, the received uploads without bytes or key;
  * - `GET /_mock/credits` → `{used}`, the credits documents have cost (credit-meter.ts);
  * - `GET /_mock/hooks` → `{subscriptions, deliveries}`, every resthook delivery with its
  *   attempts;
  * - `GET /_mock/organization` → the mock's organization with its `resthookSignatureKey`,
- *   so a receiver in another process can check signatures.
+ *   so a receiver in another process can check signatures;
+ * - `GET /_mock/settings` → `{documentList: {items, pageSize}}`, how the document list
+ *   answers (document-list-settings.ts); `PATCH` with `{"documentList": {"items": "meta"}}`
+ *   changes the settings given → 200 with all of them.
  * It has no authentication on purpose: it is a test fixture, not part of the API, and the
  * mock is meant to listen on loopback. Nothing here exists on the real service, and faults
  * never apply here.
@@ -50,6 +56,10 @@ export async function handleControl(
     case '/_mock/organization':
       if (method !== 'GET') return methodNotAllowed(res, method, 'GET');
       return respond(res, 200, context.organization);
+    case '/_mock/settings':
+      if (method === 'GET') return respond(res, 200, { documentList: context.documentList });
+      if (method === 'PATCH') return changeSettings(context, req, res);
+      return methodNotAllowed(res, method, 'GET, PATCH');
     case '/_mock/faults':
       if (method === 'GET') return respond(res, 200, { faults: context.faults.list() });
       if (method === 'DELETE') {
@@ -65,25 +75,50 @@ export async function handleControl(
 }
 
 async function enqueueFault(context: MockContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const text = await readText(req, MAX_CONTROL_BODY_BYTES);
-  if (text === undefined) {
-    return respond(res, 413, clientError('too_large', `Body over ${MAX_CONTROL_BODY_BYTES} bytes.`));
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return respond(res, 400, clientError('parse_error', 'JSON parse error.'));
-  }
-  const parsed = mockFaultSchema.safeParse(json);
-  if (!parsed.success) {
-    const detail = parsed.error.issues
-      .map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
-      .join('; ');
-    return respond(res, 400, validationError(null, 'invalid', detail));
-  }
+  const json = await readJson(req, res);
+  if (json === undefined) return;
+  const parsed = mockFaultSchema.safeParse(json.value);
+  if (!parsed.success)
+    return respond(res, 400, validationError(null, 'invalid', describeIssues(parsed.error)));
   context.faults.enqueue(parsed.data);
   res.writeHead(204).end();
+}
+
+async function changeSettings(
+  context: MockContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const json = await readJson(req, res);
+  if (json === undefined) return;
+  const parsed = settingsChangeSchema.safeParse(json.value);
+  const next = parsed.success ? documentListChangeSchema.safeParse(parsed.data.documentList ?? {}) : parsed;
+  if (!next.success) return respond(res, 400, validationError(null, 'invalid', describeIssues(next.error)));
+  context.documentList = changeDocumentListSettings(context.documentList, next.data);
+  respond(res, 200, { documentList: context.documentList });
+}
+
+const settingsChangeSchema = z.strictObject({ documentList: z.unknown().optional() });
+
+/** The request's JSON, wrapped so that `null` is a value; undefined once an error was answered. */
+async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ value: unknown } | undefined> {
+  const text = await readText(req, MAX_CONTROL_BODY_BYTES);
+  if (text === undefined) {
+    respond(res, 413, clientError('too_large', `Body over ${MAX_CONTROL_BODY_BYTES} bytes.`));
+    return undefined;
+  }
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    respond(res, 400, clientError('parse_error', 'JSON parse error.'));
+    return undefined;
+  }
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
 }
 
 function methodNotAllowed(res: ServerResponse, method: string, allow: string): void {

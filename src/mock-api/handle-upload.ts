@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticate } from './authenticate.ts';
+import { delay } from './delay.ts';
 import type { MockContext } from './mock-context.ts';
 import { decideParse, resolveParseSettings } from './process-document.ts';
 import { readMultipart } from './read-multipart.ts';
@@ -50,6 +51,10 @@ export async function handleUpload(
     settings,
   );
   if (outcome.state === 'refused') return respond(res, 400, outcome.error);
+  // A late commit (an injected fault): the form is read, and the document is created after the
+  // delay whether or not the client is still waiting, as by a service slower than its client.
+  const late = context.lateCommits.get(req);
+  if (late !== undefined && !(await delay(late, context.closed))) return;
 
   const now = new Date();
   const document = context.store.create(input, now);

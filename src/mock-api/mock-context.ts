@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../logger.ts';
 import type { CreditMeter } from './credit-meter.ts';
+import type { DocumentListSettings } from './document-list-settings.ts';
 import type { DocumentStore } from './document-store.ts';
 import type { FaultQueue } from './faults.ts';
 import type { ParseRunner } from './parse-runner.ts';
@@ -16,6 +18,10 @@ export interface MockContext {
   store: DocumentStore;
   uploads: UploadLog;
   faults: FaultQueue;
+  /** Uploads a `commitDelayMs` fault holds: ms between reading the form and creating the document. */
+  lateCommits: WeakMap<IncomingMessage, number>;
+  /** How `GET /v3/documents` lists; replaced as a whole by `PATCH /_mock/settings`. */
+  documentList: DocumentListSettings;
   /** Largest accepted file in bytes (the service's 20 MB). */
   maxFileBytes: number;
   /** Keep each upload's bytes in `uploads` (tests); off for a long-running sidecar. */

@@ -2,12 +2,13 @@ import { FormData } from 'undici';
 import type { Logger } from '../logger.ts';
 import type { ApiResult } from './api-result.ts';
 import { type ApiTransportOptions, createApiTransport } from './api-transport.ts';
+import { type DocumentListing, listDocuments } from './document-list.ts';
 
 /**
  * The document calls of the parsing API, for the uploader and completion tracking: one
  * multipart POST per document, a document read back, the documents of a customIdentifier.
- * Each is reported as the transport's ApiResult (api-transport.ts) for classify-response.ts:
- * it never throws for HTTP or network failures, so the worker has one code path for every
+ * Each is reported as the transport's ApiResult (api-transport.ts) for classify-response.ts,
+ * the listing as every page's ApiResult (document-list.ts): it never throws for HTTP or network failures, so the worker has one code path for every
  * outcome; only a programming error (a bad argument) throws.
  */
 
@@ -34,8 +35,11 @@ export interface GetDocumentOptions {
 export interface ParsingApiClient {
   uploadDocument(input: UploadDocumentInput): Promise<ApiResult>;
   getDocument(identifier: string, options?: GetDocumentOptions): Promise<ApiResult>;
-  /** `GET /v3/documents?custom_identifier=…`: the documents an identifier names. */
-  findDocuments(customIdentifier: string, options?: GetDocumentOptions): Promise<ApiResult>;
+  /**
+   * `GET /v3/documents?custom_identifier=…`: the documents an identifier names, following
+   * `next` pages up to a bound (document-list.ts).
+   */
+  findDocuments(customIdentifier: string, options?: GetDocumentOptions): Promise<DocumentListing>;
   /** Idempotent; waits for requests in flight. */
   close(): Promise<void>;
   /** Ends the requests still in flight at once (their work was handed back), then closes. */
@@ -67,7 +71,7 @@ export function createParsingApiClient(options: ParsingApiClientOptions): Parsin
     },
     findDocuments(customIdentifier, { snakeCase } = {}) {
       const query = { custom_identifier: customIdentifier };
-      return transport.request({ method: 'GET', path: '/v3/documents', query, snakeCase });
+      return listDocuments(transport, { method: 'GET', path: '/v3/documents', query, snakeCase });
     },
     close: () => transport.close(),
     destroy: () => transport.destroy(),

@@ -82,6 +82,7 @@ export async function startUploadRole(
     stalledAfter: config.upload.stalledAfter,
     closeTimeout: config.upload.closeTimeout,
     maxStalls: config.upload.maxStalls,
+    requestTimeoutMs: config.api.timeout,
     keyGeneration: () => client.generation,
     metrics: context.metrics,
     logger,

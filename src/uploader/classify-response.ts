@@ -135,8 +135,19 @@ function classifyDocument(status: number, body: unknown, bodyError: string | und
   return { verdict, document };
 }
 
+/** How the reason of an attempt that timed out begins (networkCause); read by isTimeoutReason. */
+const TIMED_OUT = 'timed out: ';
+
+/**
+ * Whether an entry's reason says its last attempt timed out: the service got the request and
+ * may still be working on it (next-step.ts waits before trusting a lookup that finds nothing).
+ */
+export function isTimeoutReason(reason: string | null | undefined): boolean {
+  return reason?.startsWith(TIMED_OUT) ?? false;
+}
+
 function networkCause(error: { code?: string; message: string }): string {
-  if (error.code === 'TIMEOUT') return `timed out: ${error.message}`;
+  if (error.code === 'TIMEOUT') return `${TIMED_OUT}${error.message}`;
   return `network error ${error.code ?? 'without code'}: ${error.message}`;
 }
 

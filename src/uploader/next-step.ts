@@ -1,5 +1,7 @@
 import type { ApiResult } from '../parsing-api/api-result.ts';
+import type { DocumentListing } from '../parsing-api/document-list.ts';
 import type { AttachmentEntry } from '../record/message-record.ts';
+import { isTimeoutReason } from './classify-response.ts';
 import { findEarlierUpload } from './find-earlier-upload.ts';
 import { identifiesOneUpload } from './upload-identity.ts';
 import type { UploadWorkspace } from './upload-settings-schema.ts';
@@ -31,7 +33,17 @@ export interface AttemptFacts {
   /** The attachment's stored bytes; null when they are gone. */
   blob: Buffer | null;
   /** The lookup by customIdentifier, once the worker made it (after a `look-up` step). */
-  lookup?: { customIdentifier: string; answer: ApiResult };
+  lookup?: {
+    customIdentifier: string;
+    answer: DocumentListing;
+    /** When the answer came, ms since the epoch: whether an earlier request may still complete. */
+    answeredAt: number;
+  };
+  /**
+   * `api.timeout`, ms. After an attempt that timed out, the service is given as long again to
+   * complete it before a lookup that finds nothing is trusted; absent, it is trusted at once.
+   */
+  requestTimeoutMs?: number | undefined;
 }
 
 export type NextStep =
@@ -80,25 +92,54 @@ function triedBefore(facts: AttemptFacts): boolean {
 
 function afterLookup(
   facts: AttemptFacts,
-  { customIdentifier, answer }: { customIdentifier: string; answer: ApiResult },
+  { customIdentifier, answer, answeredAt }: NonNullable<AttemptFacts['lookup']>,
   upload: NextStep & { step: 'upload' },
 ): NextStep {
+  // The listing stops at a failed page, so the last answer is the one that can refuse the key.
+  const { last } = answer;
   // A refused key is refused for the lookup as for the upload: the same pause, not a retry.
-  if (answer.kind === 'response' && (answer.status === 401 || answer.status === 403)) {
-    return { step: 'key-refused', answer };
+  if (last.kind === 'response' && (last.status === 401 || last.status === 403)) {
+    return { step: 'key-refused', answer: last };
   }
   const earlier = findEarlierUpload(answer, customIdentifier, upload.workspace.identifier);
   if ('unknown' in earlier) {
-    if (facts.attempt >= facts.maxAttempts) {
-      return { step: 'fail', reason: `gave up after ${facts.attempt} attempts: ${earlier.unknown}` };
-    }
-    const retryAfter = answer.kind === 'response' ? answer.headers['retry-after'] : undefined;
-    return { step: 'retry-later', reason: earlier.unknown, retryAfter };
+    const retryAfter = last.kind === 'response' ? last.headers['retry-after'] : undefined;
+    return noAnswerYet(facts, earlier.unknown, retryAfter);
   }
-  if (earlier.found === null) return upload;
+  if (earlier.found === null) {
+    const waitMs = stillCompletingMs(facts, answeredAt);
+    if (waitMs <= 0) return upload;
+    const reason =
+      'the earlier attempt timed out and the service may still create its document: ' +
+      `not trusting a lookup that finds none for ${Math.ceil(waitMs / 1000)} s more`;
+    return noAnswerYet(facts, reason, String(Math.ceil(waitMs / 1000)));
+  }
   return {
     step: 'adopt',
     documentIdentifier: earlier.found.meta.identifier,
     answer: { kind: 'response', status: 200, headers: {}, body: earlier.found },
   };
+}
+
+/** No reliable answer whether the document exists: ask again later, or give up at the last attempt. */
+function noAnswerYet(facts: AttemptFacts, reason: string, retryAfter: string | undefined): NextStep {
+  if (facts.attempt >= facts.maxAttempts) {
+    return { step: 'fail', reason: `gave up after ${facts.attempt} attempts: ${reason}` };
+  }
+  return { step: 'retry-later', reason, retryAfter };
+}
+
+/**
+ * How much longer a lookup that finds nothing is not proof, in ms (0 or less: it is). A request
+ * that timed out reached a service slower than the client: it may create the document after
+ * the client gave up (README, the windows that remain). The entry was updated when the
+ * timeout was recorded, so the service gets `api.timeout` again from then.
+ */
+function stillCompletingMs(facts: AttemptFacts, answeredAt: number): number {
+  const { entry, requestTimeoutMs } = facts;
+  if (requestTimeoutMs === undefined || entry === null || entry.state !== 'queued') return 0;
+  if (!isTimeoutReason(entry.reason)) return 0;
+  const recordedAt = Date.parse(entry.updatedAt);
+  if (Number.isNaN(recordedAt)) return 0;
+  return recordedAt + requestTimeoutMs - answeredAt;
 }

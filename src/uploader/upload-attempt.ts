@@ -70,6 +70,8 @@ export interface UploadAttemptDeps {
   keyGeneration?: (() => number) | undefined;
   /** Completion tracking's queue; absent when no workspace tracks completion. */
   completion?: Queue<CompletionJobData> | undefined;
+  /** `api.timeout`, ms: after a timed-out attempt, how long a lookup finding nothing is not trusted. */
+  requestTimeoutMs?: number | undefined;
   /** Stops taking jobs until resumed: the service refused the API key. */
   pauseUploads(reason: string): Promise<void>;
   /**
@@ -178,7 +180,11 @@ async function lookUp(deps: UploadAttemptDeps, run: Run, workspace: UploadWorksp
   const { context } = await begin(deps, run);
   const customIdentifier = customIdentifierOf(workspace, context);
   const answer = await deps.client.findDocuments(customIdentifier, uploadQuery(workspace));
-  const step = nextStep({ ...run.facts, lookup: { customIdentifier, answer } });
+  const step = nextStep({
+    ...run.facts,
+    requestTimeoutMs: deps.requestTimeoutMs,
+    lookup: { customIdentifier, answer, answeredAt: Date.now() },
+  });
   if (step.step === 'adopt') {
     run.log.info(
       { documentIdentifier: step.documentIdentifier, customIdentifier },

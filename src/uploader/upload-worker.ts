@@ -52,6 +52,8 @@ export interface UploadWorkerOptions {
   keyGeneration?: () => number;
   /** Completion tracking's queue; absent when no workspace tracks completion. */
   completion?: Queue<CompletionJobData>;
+  /** api.timeout, ms: after a timed-out attempt, how long a lookup finding nothing is not trusted. */
+  requestTimeoutMs?: number;
 }
 
 export interface UploadWorker {

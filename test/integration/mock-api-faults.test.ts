@@ -2,6 +2,7 @@ import { Client } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { createParsingApiClient } from '../../src/parsing-api/parsing-api-client.ts';
 import { getJson, until } from '../support/http-state.ts';
 import { asDocument, call, uploadForm } from '../support/mock-api-requests.ts';
 import { pdfWithPages } from '../support/pdf-document.ts';
@@ -155,6 +156,37 @@ describe('hangs and latency', () => {
       await impatient.destroy();
     }
     expect(mock.uploads).toHaveLength(0);
+  });
+
+  it('commits an upload late, after its client has given up, and answers one still waiting', async () => {
+    mock.enqueueFault({ commitDelayMs: 600 });
+    const impatient = createParsingApiClient({
+      baseUrl: url,
+      apiKey: API_KEY,
+      timeoutMs: 150,
+      logger: createLogger({ level: 'silent' }),
+    });
+    try {
+      const file = pdfFile();
+      const result = await impatient.uploadDocument({
+        file: file.bytes,
+        fileName: file.name,
+        contentType: file.type,
+        fields: [],
+      });
+      expect(result).toMatchObject({ kind: 'network', error: { code: 'TIMEOUT' } });
+    } finally {
+      await impatient.destroy();
+    }
+    // Read at once, created only after the delay: nothing yet when the client gave up.
+    expect(mock.uploads).toHaveLength(0);
+    const [late] = await mock.waitForUploads(1);
+    expect(mock.documents.has(String(late?.documentIdentifier))).toBe(true);
+
+    mock.enqueueFault({ commitDelayMs: 50 });
+    expect((await upload()).status).toBe(200);
+    expect(mock.uploads).toHaveLength(2);
+    expect((await postFault({ commitDelayMs: 10, drop: 'after' })).status).toBe(400);
   });
 
   it('releases a hung request on close()', async () => {

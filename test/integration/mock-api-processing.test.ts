@@ -300,6 +300,66 @@ describe('reading and listing', () => {
     });
   });
 
+  it('lists bare Metas and pages of the set size, as PATCH /_mock/settings says', async () => {
+    for (const label of ['page-a', 'page-b', 'page-c']) {
+      await upload(pdf(label), [
+        ['customIdentifier', 'paged'],
+        ['workspace', 'ws-lenient'],
+      ]);
+    }
+    expect((await call(client, 'GET', '/_mock/settings')).json).toEqual({
+      documentList: { items: 'document', pageSize: null },
+    });
+    const patch = (body: unknown) =>
+      call(client, 'PATCH', '/_mock/settings', {
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
+    const refused = await patch({ documentList: { items: 'tuple' } });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('items');
+    expect((await patch({ documentList: { items: 'meta', pageSize: 2 } })).json).toEqual({
+      documentList: { items: 'meta', pageSize: 2 },
+    });
+    expect(mock.documentList).toEqual({ items: 'meta', pageSize: 2 });
+
+    const first = await call(client, 'GET', '/v3/documents?custom_identifier=paged&snake_case=true', {
+      headers: AUTH,
+    });
+    const page = first.json as { count: number; next: string; previous: null; results: unknown[] };
+    expect(page).toMatchObject({ count: 3, previous: null });
+    // Each result is the Meta itself: no `meta` wrapper, no `data`.
+    expect(page.results).toEqual([
+      expect.objectContaining({
+        file_name: 'page-a.pdf',
+        custom_identifier: 'paged',
+        workspace: { identifier: 'ws-lenient' },
+      }),
+      expect.objectContaining({ file_name: 'page-b.pdf' }),
+    ]);
+    const next = new URL(page.next);
+    expect(next.searchParams.get('page')).toBe('2');
+    const second = await call(client, 'GET', `${next.pathname}${next.search}`, { headers: AUTH });
+    expect(second.json).toMatchObject({
+      count: 3,
+      next: null,
+      previous: expect.stringContaining('/v3/documents?custom_identifier=paged'),
+      results: [expect.objectContaining({ file_name: 'page-c.pdf' })],
+    });
+    const beyond = await call(client, 'GET', '/v3/documents?custom_identifier=paged&page=3', {
+      headers: AUTH,
+    });
+    expect(beyond.status).toBe(404);
+
+    mock.setDocumentList({ items: 'document', pageSize: null });
+    const whole = await call(client, 'GET', '/v3/documents?custom_identifier=paged', { headers: AUTH });
+    expect(whole.json).toMatchObject({
+      count: 3,
+      next: null,
+      results: [{ meta: {} }, { meta: {} }, { meta: {} }],
+    });
+  });
+
   it('answers GET in snake_case, every key of the document', async () => {
     const document = asDocument((await upload(pdf('snake', 12), [['customIdentifier', 'c-1']])).json);
     const { status, text, json } = await read(document.meta.identifier, '?snake_case=true');

@@ -3,8 +3,10 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
+import { type DocumentListing, MAX_LIST_PAGES, readListPage } from '../../src/parsing-api/document-list.ts';
 import { createParsingApiClient, type ParsingApiClient } from '../../src/parsing-api/parsing-api-client.ts';
 import { classifyResponse } from '../../src/uploader/classify-response.ts';
+import { findEarlierUpload } from '../../src/uploader/find-earlier-upload.ts';
 
 const API_KEY = 'client-test-key-0123456789';
 
@@ -205,6 +207,104 @@ describe('getDocument', () => {
       status: 404,
       body: { errors: [{ code: 'not_found' }] },
     });
+  });
+});
+
+describe('findDocuments', () => {
+  const tagged = (label: string, customIdentifier: string) =>
+    client.uploadDocument(
+      upload(`${label}.pdf`, [
+        ['customIdentifier', customIdentifier],
+        ['workspace', 'ws-1'],
+      ]),
+    );
+  const fileNames = (listing: DocumentListing) =>
+    [...listing.followed, listing.last].flatMap((answer) => {
+      const page = answer.kind === 'response' ? readListPage(answer.body) : undefined;
+      return page?.readable
+        ? page.items.map((item) => ('document' in item ? item.document.meta.fileName : '?'))
+        : [];
+    });
+
+  it('follows next pages through the same key, in either item shape and casing', async () => {
+    for (const label of ['a', 'b', 'c']) await tagged(label, 'paged-1');
+    await tagged('other', 'paged-2');
+    mock.setDocumentList({ items: 'meta', pageSize: 1 });
+    const listing = await client.findDocuments('paged-1', { snakeCase: true });
+    expect(listing.followed).toHaveLength(2);
+    expect(listing.last).toMatchObject({ kind: 'response', status: 200, body: { next: null } });
+    expect(fileNames(listing)).toEqual(['a.pdf', 'b.pdf', 'c.pdf']);
+    expect(findEarlierUpload(listing, 'paged-1', 'ws-1')).toEqual({
+      found: { meta: expect.objectContaining({ fileName: 'a.pdf' }) },
+    });
+    expect(findEarlierUpload(await client.findDocuments('nothing-here'), 'nothing-here', 'ws-1')).toEqual({
+      found: null,
+    });
+  });
+
+  it(`stops after ${MAX_LIST_PAGES} pages, and the lookup then has no answer to rely on`, async () => {
+    for (let i = 0; i < MAX_LIST_PAGES + 2; i++) await tagged(`many-${i}`, 'many');
+    mock.setDocumentList({ pageSize: 1 });
+    const listing = await client.findDocuments('many');
+    expect(listing.followed).toHaveLength(MAX_LIST_PAGES - 1);
+    expect(listing.last).toMatchObject({ status: 200, body: { next: expect.stringContaining('page=') } });
+    expect(findEarlierUpload(listing, 'absent', 'ws-1')).toEqual({
+      unknown: `document lookup read ${MAX_LIST_PAGES} pages and more remain`,
+    });
+  });
+
+  it('ends the listing at a failed page', async () => {
+    await tagged('x', 'failing');
+    await tagged('y', 'failing');
+    mock.setDocumentList({ pageSize: 1 });
+    mock.enqueueFault({ status: 503, retryAfter: 3, method: 'GET', path: '/v3/documents' });
+    expect(await client.findDocuments('failing')).toEqual({
+      followed: [],
+      last: expect.objectContaining({
+        status: 503,
+        headers: expect.objectContaining({ 'retry-after': '3' }),
+      }),
+    });
+  });
+});
+
+describe('a list whose next page is elsewhere', () => {
+  let lister: Server;
+  const seen: string[] = [];
+
+  beforeEach(async () => {
+    lister = createServer((req, res) => {
+      seen.push(`${req.url} ${req.headers.authorization === `Bearer ${API_KEY}` ? 'key' : 'no key'}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ count: 2, next: 'http://127.0.0.2:1/v3/documents?page=2', results: [] }));
+    });
+    await new Promise<void>((resolve) => lister.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterEach(async () => {
+    lister.closeAllConnections();
+    await new Promise<void>((resolve) => lister.close(() => resolve()));
+  });
+
+  it('is not fetched: the key goes to the configured origin only', async () => {
+    const address = lister.address();
+    if (address === null || typeof address === 'string') throw new Error('no address');
+    const other = createParsingApiClient({
+      baseUrl: `http://127.0.0.1:${address.port}`,
+      apiKey: API_KEY,
+      timeoutMs: 2000,
+      logger: log.logger,
+    });
+    try {
+      const listing = await other.findDocuments('q-1');
+      expect(seen).toEqual(['/v3/documents?custom_identifier=q-1 key']);
+      expect(listing.followed).toEqual([]);
+      expect(findEarlierUpload(listing, 'q-1', 'ws-1')).toEqual({
+        unknown: 'document lookup read 1 pages and more remain',
+      });
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -158,35 +158,9 @@ describe('ingest-gateway mock-api --workspaces --config', () => {
         ],
       }).text,
     );
-    const child = spawn(
-      process.execPath,
-      [
-        'src/cli.ts',
-        'mock-api',
-        '--port',
-        '0',
-        '--api-key',
-        API_KEY,
-        '--workspaces',
-        FIXTURE,
-        '--config',
-        configPath,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } },
-    );
-    const exited = once(child, 'exit');
+    const mock = await spawnMockApi(['--workspaces', FIXTURE, '--config', configPath]);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const lines: string[] = [];
-        const stdout = child.stdout;
-        if (!stdout) return reject(new Error('no stdout'));
-        createInterface({ input: stdout }).on('line', (line) => {
-          lines.push(line);
-          const entry = JSON.parse(line) as { url?: string };
-          if (entry.url) resolve(entry.url);
-        });
-        void exited.then(() => reject(new Error(`mock-api exited before listening:\n${lines.join('\n')}`)));
-      });
+      const url = mock.url;
       const client = createWorkspaceClient({ baseUrl: url, apiKey: API_KEY, timeoutMs: 10_000 });
       try {
         expect(await client.getWorkspace('ws-invoices')).toMatchObject({
@@ -200,8 +174,51 @@ describe('ingest-gateway mock-api --workspaces --config', () => {
         await client.close();
       }
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await mock.stop();
+    }
+  });
+
+  it('answers the document list in the shape --list-items and --list-page-size say', async () => {
+    const mock = await spawnMockApi(['--list-items', 'meta', '--list-page-size', '2']);
+    try {
+      const response = await fetch(`${mock.url}/_mock/settings`);
+      expect(await response.json()).toEqual({ documentList: { items: 'meta', pageSize: 2 } });
+    } finally {
+      await mock.stop();
     }
   });
 });
+
+/** `ingest-gateway mock-api` on a free port, with these options besides the key. */
+async function spawnMockApi(args: readonly string[]): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    ['src/cli.ts', 'mock-api', '--port', '0', '--api-key', API_KEY, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LOG_LEVEL: 'info' },
+    },
+  );
+  const exited = once(child, 'exit');
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const lines: string[] = [];
+      const stdout = child.stdout;
+      if (!stdout) return reject(new Error('no stdout'));
+      createInterface({ input: stdout }).on('line', (line) => {
+        lines.push(line);
+        const entry = JSON.parse(line) as { url?: string };
+        if (entry.url) resolve(entry.url);
+      });
+      void exited.then(() => reject(new Error(`mock-api exited before listening:\n${lines.join('\n')}`)));
+    });
+    return { url, stop };
+  } catch (caught) {
+    await stop();
+    throw caught;
+  }
+}

@@ -40,10 +40,10 @@ describe('parseFaultHeader', () => {
   });
 
   it.each([
-    { header: '', detail: /give status, drop, hang or latencyMs/ },
+    { header: '', detail: /give status, drop, hang, commitDelayMs or latencyMs/ },
     { header: 'status=abc', detail: /status needs a whole number/ },
     { header: 'status=99', detail: /status: / },
-    { header: 'status=503; drop=before', detail: /one of status, drop and hang/ },
+    { header: 'status=503; drop=before', detail: /one of status, drop, hang and commitDelayMs/ },
     { header: 'drop=sideways', detail: /drop=before or drop=after/ },
     { header: 'hang=1', detail: /hang takes no value/ },
     { header: 'latency=99999999', detail: /latency: / },

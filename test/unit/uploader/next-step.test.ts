@@ -53,7 +53,16 @@ const response = (status: number, body?: unknown, headers: Record<string, string
 const earlierDocument = (owner = 'ws-1') => ({
   meta: { identifier: 'DOC-1', customIdentifier: 'Q1-0', workspace: { identifier: owner } },
 });
-const lookup = (answer: ApiResult) => ({ customIdentifier: 'Q1-0', answer });
+/** A lookup answered in one page, or in several: `followed` are the pages before the last. */
+const lookup = (
+  last: ApiResult,
+  followed: ApiResult[] = [],
+  answeredAt = Date.parse('2025-03-01T10:05:00Z'),
+) => ({
+  customIdentifier: 'Q1-0',
+  answer: { followed, last },
+  answeredAt,
+});
 /** A retry: BullMQ counted one attempt made and starts a second run. */
 const retry = { attempt: 2, runsStarted: 2, entry: entry({ attempts: 1, state: 'queued' }) };
 
@@ -156,6 +165,48 @@ describe('nextStep after the lookup of an earlier upload', () => {
       },
     },
     {
+      name: 'the earlier document, listed as a bare Meta, is adopted as a Document',
+      facts: facts({ ...retry, lookup: lookup(response(200, { results: [earlierDocument().meta] })) }),
+      expected: {
+        step: 'adopt',
+        documentIdentifier: 'DOC-1',
+        answer: response(200, earlierDocument()),
+      },
+    },
+    {
+      name: 'the earlier document on a first page is adopted whatever the next page answered',
+      facts: facts({
+        ...retry,
+        lookup: lookup(response(503), [
+          response(200, { count: 2, next: '?page=2', results: [earlierDocument()] }),
+        ]),
+      }),
+      expected: {
+        step: 'adopt',
+        documentIdentifier: 'DOC-1',
+        answer: response(200, earlierDocument()),
+      },
+    },
+    {
+      name: 'a list with an item it cannot read is no answer: retry later, never upload blind',
+      facts: facts({ ...retry, lookup: lookup(response(200, { count: 1, results: [{ id: 7 }] })) }),
+      expected: {
+        step: 'retry-later',
+        reason: 'document lookup listed an item neither a Document nor a Meta (unreadable at identifier)',
+        retryAfter: undefined,
+      },
+    },
+    {
+      name: 'a next page that failed retries later, honouring its Retry-After',
+      facts: facts({
+        ...retry,
+        lookup: lookup(response(429, undefined, { 'retry-after': '7' }), [
+          response(200, { count: 2, next: '?page=2', results: [earlierDocument('ws-2')] }),
+        ]),
+      }),
+      expected: { step: 'retry-later', reason: 'document lookup answered HTTP 429', retryAfter: '7' },
+    },
+    {
       name: 'no earlier document: upload',
       facts: facts({ ...retry, lookup: lookup(response(200, { results: [] })) }),
       expected: { step: 'upload', workspace, file },
@@ -210,6 +261,66 @@ describe('nextStep after the lookup of an earlier upload', () => {
       name: 'the lookup does not override a workspace a reload removed meanwhile',
       facts: facts({ ...retry, workspace: undefined, lookup: lookup(response(200, [earlierDocument()])) }),
       expected: { step: 'fail', reason: 'workspace ws-1 is no longer configured' },
+    },
+  ])('$name', ({ facts, expected }) => {
+    expect(nextStep(facts)).toEqual(expected);
+  });
+});
+
+describe('nextStep after the lookup that follows a timed-out attempt', () => {
+  /** The timeout was recorded at 10:00:00; api.timeout is a minute. */
+  const timedOut = {
+    ...retry,
+    requestTimeoutMs: 60_000,
+    entry: entry({ attempts: 1, state: 'queued', reason: 'timed out: no complete response within 60000 ms' }),
+  };
+  const at = (time: string) => Date.parse(`2025-03-01T${time}Z`);
+  const none = response(200, { count: 0, results: [] });
+  it.each<{ name: string; facts: AttemptFacts; expected: NextStep }>([
+    {
+      name: 'finding nothing 20 s later is not trusted yet: the service may still create it',
+      facts: facts({ ...timedOut, lookup: lookup(none, [], at('10:00:20')) }),
+      expected: {
+        step: 'retry-later',
+        reason:
+          'the earlier attempt timed out and the service may still create its document: ' +
+          'not trusting a lookup that finds none for 40 s more',
+        retryAfter: '40',
+      },
+    },
+    {
+      name: 'finding nothing a timeout later is trusted',
+      facts: facts({ ...timedOut, lookup: lookup(none, [], at('10:01:00')) }),
+      expected: { step: 'upload', workspace, file },
+    },
+    {
+      name: 'finding the document is trusted at once',
+      facts: facts({ ...timedOut, lookup: lookup(response(200, [earlierDocument()]), [], at('10:00:01')) }),
+      expected: { step: 'adopt', documentIdentifier: 'DOC-1', answer: response(200, earlierDocument()) },
+    },
+    {
+      name: 'an attempt the service answered (503) leaves nothing in progress: nothing found is trusted',
+      facts: facts({
+        ...timedOut,
+        entry: entry({ attempts: 1, state: 'queued', reason: 'HTTP 503 Service Unavailable' }),
+        lookup: lookup(none, [], at('10:00:01')),
+      }),
+      expected: { step: 'upload', workspace, file },
+    },
+    {
+      name: 'without api.timeout given, nothing found is trusted at once',
+      facts: facts({ ...timedOut, requestTimeoutMs: undefined, lookup: lookup(none, [], at('10:00:01')) }),
+      expected: { step: 'upload', workspace, file },
+    },
+    {
+      name: 'still too early at the last attempt gives up rather than upload blind',
+      facts: facts({ ...timedOut, attempt: 3, lookup: lookup(none, [], at('10:00:30')) }),
+      expected: {
+        step: 'fail',
+        reason:
+          'gave up after 3 attempts: the earlier attempt timed out and the service may still ' +
+          'create its document: not trusting a lookup that finds none for 30 s more',
+      },
     },
   ])('$name', ({ facts, expected }) => {
     expect(nextStep(facts)).toEqual(expected);
