@@ -16,7 +16,17 @@ export interface IncomingMessage {
   readonly storedParts: PartReader;
   /** Every key written so far, for the commit and for cleanup. */
   partKeys(): ReadonlyMap<number, string>;
-  /** Forget everything written for this message (it was refused or failed). */
+  /**
+   * The commit transaction stored this message: from now on its raw copy and blobs are the
+   * record's, and discard() leaves them alone. Called by the producer right after the commit.
+   */
+  markCommitted(): void;
+  /**
+   * Forget everything written for this message (it was refused, or failed before its commit).
+   * Once committed, nothing: a failure after the commit (a later step of the enqueue) answers
+   * 451, the sender's retry finds the delivery and finishes it, and its record must still
+   * serve the raw copy.
+   */
   discard(): Promise<void>;
 }
 
@@ -24,6 +34,7 @@ export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageI
   const messageKeys = keys.message(messageId);
   const raw = createAppendWriter(redis, messageKeys.raw);
   const writers = new Map<number, AppendWriter>();
+  let committed = false;
 
   const parts: PartStore = {
     openPart(index: number): PartWriter {
@@ -50,7 +61,11 @@ export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageI
     partKeys() {
       return new Map([...writers].map(([index, writer]) => [index, writer.key]));
     },
+    markCommitted() {
+      committed = true;
+    },
     async discard() {
+      if (committed) return;
       await Promise.allSettled([raw.discard(), ...[...writers.values()].map((writer) => writer.discard())]);
     },
   };

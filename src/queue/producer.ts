@@ -186,6 +186,7 @@ export function createProducer(options: ProducerOptions): Producer {
       }
       try {
         await commit(message);
+        message.incoming.markCommitted();
       } catch (err) {
         // Nothing was committed: let the sender's retry claim the delivery at once.
         await redis.eval(releaseScript, 1, deliveryKey, claim).catch(() => undefined);
