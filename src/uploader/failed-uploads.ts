@@ -66,14 +66,15 @@ export function createFailedUploads(options: FailedUploadsOptions) {
       jobIds: readonly string[] | 'all',
       onProgress?: (done: number, total: number) => void,
     ): Promise<RetryOutcome> {
-      const failed = await queue.getFailed(0, -1);
-      const byId = new Map(failed.map((job) => [String(job.id), job]));
-      const wanted = jobIds === 'all' ? [...byId.keys()] : jobIds;
+      // One job is looked up by its id; only `--all` reads the whole failed set.
+      const wanted =
+        jobIds === 'all'
+          ? (await queue.getFailed(0, -1)).map((job) => ({ jobId: String(job.id), job }))
+          : await Promise.all(jobIds.map(async (jobId) => ({ jobId, job: await queue.getJob(jobId) })));
       const outcome: RetryOutcome = { retried: [], refused: [] };
-      for (const [index, jobId] of wanted.entries()) {
+      for (const [index, { jobId, job }] of wanted.entries()) {
         onProgress?.(index, wanted.length);
-        const job = byId.get(jobId);
-        if (!job) {
+        if (!job || (jobIds !== 'all' && !(await job.isFailed()))) {
           outcome.refused.push({ jobId, reason: 'not a failed upload' });
           continue;
         }
@@ -83,11 +84,21 @@ export function createFailedUploads(options: FailedUploadsOptions) {
           continue;
         }
         // The entry keeps its attempts: they tell the next run that an upload may have reached
-        // the service already, so it looks for that document before uploading again.
-        await ledger.updateEntry(upload.messageId, upload.entry, {
-          state: 'queued',
-          reason: `retried by an operator after: ${upload.reason}`,
+        // the service already, so it looks for that document before uploading again. An entry
+        // the service already answered for (a job that failed after its settlement was written)
+        // is not put back: retrying it could only upload the document twice.
+        let settledAs: string | null = null;
+        await ledger.reviseEntry(upload.messageId, upload.entry, (current) => {
+          if (current.state === 'uploaded' || current.state === 'rejected') {
+            settledAs = current.state;
+            return null;
+          }
+          return { state: 'queued', reason: `retried by an operator after: ${upload.reason}` };
         });
+        if (settledAs !== null) {
+          outcome.refused.push({ jobId, reason: `already ${settledAs}: nothing to retry` });
+          continue;
+        }
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         outcome.retried.push(jobId);
       }

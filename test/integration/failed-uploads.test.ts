@@ -4,9 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FailedCommand, runFailedCommand } from '../../src/admin/failed-command.ts';
 import { openFailedUploads } from '../../src/admin/open-failed-uploads.ts';
+import { uploadQueueName } from '../../src/queue/upload-queue.ts';
+import { createKeySpace } from '../../src/record/keys.ts';
+import { createMessageLedger } from '../../src/record/message-ledger.ts';
 import { runCli } from '../support/cli-process.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
@@ -77,6 +82,36 @@ describe('failed uploads', () => {
       code: 1,
       text: 'not retried nope-0: not a failed upload\n',
     });
+  });
+
+  it('refuses to retry a failed job whose entry the service already answered for', async () => {
+    // A job can fail after its settlement was written (it stalled out once the document was
+    // recorded); retrying it could only upload the document twice.
+    const id = await failOne('settled');
+    const redis = new Redis(harness.redis.url);
+    try {
+      const ledger = createMessageLedger(redis, createKeySpace(harness.config.redis.prefix), 3600);
+      await ledger.updateEntry(id, 0, { state: 'uploaded', documentIdentifier: 'doc-settled' });
+    } finally {
+      redis.disconnect();
+    }
+    const before = harness.mock.uploads.length;
+    expect(await command({ action: 'retry', jobIds: [`${id}-0`] })).toEqual({
+      code: 1,
+      text: `not retried ${id}-0: already uploaded: nothing to retry\n`,
+    });
+    expect((await harness.record(id)).attachments[0]).toMatchObject({ state: 'uploaded' });
+    expect(harness.mock.uploads.length).toBe(before);
+    // Out of the failed set, so the tests after this one see only their own failures.
+    const queue = new Queue(uploadQueueName, {
+      connection: { host: '127.0.0.1', port: harness.redis.port },
+      prefix: createKeySpace(harness.config.redis.prefix).queuePrefix,
+    });
+    try {
+      await (await queue.getJob(`${id}-0`))?.remove();
+    } finally {
+      await queue.close();
+    }
   });
 
   it('retries every failed upload with --all', async () => {
