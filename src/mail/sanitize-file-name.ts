@@ -60,7 +60,9 @@ function withExtensionOf(name: string, type: DocumentType): string {
 
 /** `text` without control and bidi characters, for names shown anywhere (a reply, a log line). */
 export function removeUnsafeCharacters(text: string): string {
-  return text.replace(UNWANTED, '');
+  // A name decoded from UTF-16 (TNEF, Outlook items) can hold a lone surrogate, which no
+  // header or URL encoding can carry: it becomes U+FFFD like any other undecodable byte.
+  return text.toWellFormed().replace(UNWANTED, '');
 }
 
 function hasExtension(name: string): boolean {

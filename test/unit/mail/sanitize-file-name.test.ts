@@ -6,6 +6,13 @@ describe('sanitizeFileName', () => {
   it.each<[string, string | null, DocumentType, number, string]>([
     ['keeps a plain name', 'invoice.pdf', 'pdf', 0, 'invoice.pdf'],
     ['keeps decoded Unicode', 'Rechnung März.pdf', 'pdf', 0, 'Rechnung März.pdf'],
+    [
+      'replaces a lone surrogate (a UTF-16 name cut short)',
+      'Rechnung\uD83D.pdf',
+      'pdf',
+      0,
+      'Rechnung\uFFFD.pdf',
+    ],
     ['composes decomposed Unicode (NFC)', 'Ma\u0308rz.pdf', 'pdf', 0, 'März.pdf'],
     ['removes a Unix path', '../../etc/passwd', 'txt', 0, 'passwd.txt'],
     ['removes a Windows path', 'C:\\Users\\ap\\invoice.pdf', 'pdf', 0, 'invoice.pdf'],
