@@ -10,7 +10,7 @@ import { EdgeSmtpServer } from './edge-server.ts';
 import { compileNetworkList } from './network-list.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { createRefusalAnswers, whoSends } from './refusal-answer.ts';
-import { createSessionChecks, type SmtpRoutes } from './session-checks.ts';
+import { createSessionChecks, type RoutedRecipients, type SmtpRoutes } from './session-checks.ts';
 import { disabledCommands } from './session-limits.ts';
 import type { SmtpSettings } from './smtp-settings-schema.ts';
 import type { StartTlsOptions } from './tls-options.ts';
@@ -48,14 +48,17 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   let listening = false;
   const inData = new Set<Promise<unknown>>();
   const refusals = createRefusalAnswers(log, options.metrics);
+  const routed: RoutedRecipients = new WeakMap();
   const checks = createSessionChecks({
     settings,
     routes: options.routes,
+    routed,
     closing: () => closing !== undefined,
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
   });
   const onData = createDataTransaction({
     routes: options.routes,
+    routed,
     receive: options.receive,
     log,
     refusals,

@@ -6,11 +6,13 @@ import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RefusalAnswers } from './refusal-answer.ts';
 import { whoSends } from './refusal-answer.ts';
-import type { SmtpRoutes } from './session-checks.ts';
+import type { RoutedRecipients, SmtpRoutes } from './session-checks.ts';
 import { acceptedReply, replyFor, toSmtpError } from './smtp-reply.ts';
 
 export interface DataTransactionOptions {
   routes: SmtpRoutes;
+  /** What each recipient was routed to at RCPT; the route table only for one it lacks. */
+  routed: RoutedRecipients;
   receive: ReceiveMessage;
   log: Logger;
   refusals: RefusalAnswers;
@@ -29,7 +31,7 @@ export function createDataTransaction(options: DataTransactionOptions) {
     const workspaces: AdmittingWorkspace<IntakeWorkspace>[] = [];
     const seen = new Set<string>();
     for (const rcpt of session.envelope.rcptTo) {
-      const routed = routes.lookup(rcpt.address);
+      const routed = options.routed.get(rcpt) ?? routes.lookup(rcpt.address);
       if (routed && !seen.has(routed.config.identifier)) {
         seen.add(routed.config.identifier);
         workspaces.push(routed);

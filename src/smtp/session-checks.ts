@@ -11,9 +11,19 @@ export interface SmtpRoutes {
   lookup(recipient: string): AdmittingWorkspace<IntakeWorkspace> | undefined;
 }
 
+/**
+ * The workspace each accepted recipient was routed to at RCPT, by the recipient smtp-server
+ * keeps in the envelope (it pushes the object its hook saw). DATA reads these, not the route
+ * table again: a reload between RCPT and DATA must neither drop an accepted recipient nor mix
+ * admission policies in one transaction (DESIGN.md, Ingest rule 7).
+ */
+export type RoutedRecipients = WeakMap<SMTPServerAddress, AdmittingWorkspace<IntakeWorkspace>>;
+
 export interface SessionChecksOptions {
   settings: SmtpSettings;
   routes: SmtpRoutes;
+  /** Filled at RCPT for the DATA transaction. */
+  routed: RoutedRecipients;
   rateLimiter?: RateLimiter;
   /** True once the intake is stopping: new sessions and transactions get 421 4.3.2. */
   closing: () => boolean;
@@ -55,12 +65,14 @@ export function createSessionChecks(options: SessionChecksOptions): SessionCheck
       }
       // One reply after DATA speaks for every recipient (DESIGN.md, Ingest rule 7).
       const first = session.envelope.rcptTo[0];
-      if (first && routes.lookup(first.address)?.policy !== routed.policy) {
+      const firstRouted = first ? (options.routed.get(first) ?? routes.lookup(first.address)) : undefined;
+      if (first && firstRouted?.policy !== routed.policy) {
         return new RefusalError(
           'OTHER_ADMISSION_POLICY',
           `<${address.address}>: admits senders by another policy than <${first.address}>; send it in its own transaction`,
         );
       }
+      options.routed.set(address, routed);
       return null;
     },
   };

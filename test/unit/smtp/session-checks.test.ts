@@ -1,7 +1,7 @@
 import type { SMTPServerSession } from 'smtp-server';
 import { describe, expect, it } from 'vitest';
 import { createRouteTable } from '../../../src/intake/route-table.ts';
-import { createSessionChecks } from '../../../src/smtp/session-checks.ts';
+import { createSessionChecks, type RoutedRecipients } from '../../../src/smtp/session-checks.ts';
 import { testConfig } from '../../support/test-config.ts';
 
 const config = testConfig({
@@ -17,6 +17,7 @@ const routes = createRouteTable(config.workspaces, config.auth.senderAuthenticat
 const checks = createSessionChecks({
   settings: config.smtp,
   routes: { lookup: (recipient) => routes.route(recipient) },
+  routed: new WeakMap(),
   closing: () => false,
 });
 
@@ -84,11 +85,39 @@ describe('RCPT checks', () => {
     const closing = createSessionChecks({
       settings: config.smtp,
       routes: { lookup: () => undefined },
+      routed: new WeakMap(),
       closing: () => true,
     });
     expect((await closing.atConnect(session([])))?.code).toBe('SHUTTING_DOWN');
     expect((await closing.atMail({ address: 'a@acme.example', args: false }, session([])))?.code).toBe(
       'SHUTTING_DOWN',
     );
+  });
+
+  it('keeps the route each recipient had at RCPT, whatever a reload changes before the next', () => {
+    const reloaded = createRouteTable(
+      config.workspaces.map((workspace) =>
+        workspace.identifier === 'open-a'
+          ? { ...workspace, whitelistIngestAddresses: ['*@other.example'] }
+          : workspace,
+      ),
+      config.auth.senderAuthentication,
+    );
+    let table = routes;
+    const routed: RoutedRecipients = new WeakMap();
+    const live = createSessionChecks({
+      settings: config.smtp,
+      routes: { lookup: (recipient) => table.route(recipient) },
+      routed,
+      closing: () => false,
+    });
+    const first = { address: 'a@ingest.test', args: false as const };
+    expect(live.atRcpt(first, session([]))).toBeNull();
+    table = reloaded; // SIGHUP between two RCPTs: open-a now has an allow-list
+    const accepted = session([]);
+    accepted.envelope.rcptTo.push(first);
+    expect(live.atRcpt({ address: 'b@ingest.test', args: false }, accepted)).toBeNull();
+    expect(routed.get(first)?.config.identifier).toBe('open-a');
+    expect(routed.get(first)?.config.whitelistIngestAddresses ?? null).toBeNull();
   });
 });
