@@ -45,7 +45,9 @@ process.once('message', (request: OpenRequest) => {
       }),
   );
 });
-// The parent going away (it closed, or it gave up on this container) ends this process.
+// The parent going away (it closed, or it gave up on this container) ends this process. This
+// file is the entry point of the child process that opens containers, so it is that process's
+// composition root and the one place there that may exit.
 process.once('disconnect', () => process.exit(0));
 
 async function open({ kind, bytes, limits }: OpenRequest): Promise<void> {

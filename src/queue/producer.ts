@@ -189,7 +189,10 @@ export function createProducer(options: ProducerOptions): Producer {
         message.incoming.markCommitted();
       } catch (err) {
         // Nothing was committed: let the sender's retry claim the delivery at once.
-        await redis.eval(releaseScript, 1, deliveryKey, claim).catch(() => undefined);
+        // If the release fails too, the claim lapses after claimSeconds: the retry waits that long.
+        await redis.eval(releaseScript, 1, deliveryKey, claim).catch((releaseErr: unknown) => {
+          log.debug({ err: releaseErr, queueId: id }, 'delivery claim not released; it lapses on its own');
+        });
         throw err;
       }
       // The record exists now: remember the delivery for as long as senders retry.
