@@ -12,8 +12,8 @@ import {
 import type { LeafPart, WalkResult } from '../mail/walk-message.ts';
 import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
 import { type AdmittingWorkspace, admitSender, type WorkspaceDecision } from '../sender/admit-sender.ts';
-import type { AuthenticationResults } from '../sender/authentication-results.ts';
 import { parseFromHeader } from '../sender/parse-from-header.ts';
+import type { SenderEvidence } from '../sender/sender-policy.ts';
 import type { SenderAuthenticationMode } from '../sender/sender-settings-schema.ts';
 import type { IntakeWorkspace } from './intake-settings-schema.ts';
 
@@ -34,8 +34,8 @@ export interface DecideInput {
   queueId: string;
   walk: WalkResult;
   transaction: Transaction;
-  /** SPF, DKIM, DMARC and ARC results; null when no addressed workspace asked for them. */
-  authentication: AuthenticationResults | null;
+  /** SPF, DKIM, DMARC and ARC results with their alignment rule; null when no addressed workspace asked for them. */
+  authentication: SenderEvidence | null;
   /** Bytes of the message as received. */
   size: number;
   /** Hex SHA-256 of the message as received. */
@@ -90,7 +90,7 @@ export function decide(input: DecideInput): Decision {
     sender,
     workspaces: transaction.workspaces,
     defaultMode: policy.defaultMode,
-    results: input.authentication,
+    evidence: input.authentication,
     trustedArcSealers: policy.trustedArcSealers,
   });
   const senderAddress = sender.ok ? sender.address.address : null;

@@ -121,12 +121,12 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         unpacker,
         unpackArchives: transaction.workspaces.some((workspace) => workspace.config.archives === 'unpack'),
       });
-      const results = authentication ? await authentication.results : null;
+      const evidence = authentication ? await authentication.evidence : null;
       const decision = decide({
         queueId: incoming.messageId,
         walk,
         transaction,
-        authentication: results,
+        authentication: evidence,
         size,
         rawSha256,
         now: new Date().toISOString(),

@@ -38,6 +38,8 @@ export interface ProducerOptions {
   redis: RedisClient;
   keys: KeySpace;
   queue: Queue<UploadJobData>;
+  /** The connection `queue` was given: the jobs are written over it. */
+  queueRedis: RedisClient;
   ledger: MessageLedger;
   /** The listing index of GET /v1/messages. */
   index: MessageIndex;
@@ -168,7 +170,8 @@ export function createProducer(options: ProducerOptions): Producer {
         if (earlierId !== null && earlier) {
           await message.incoming.discard();
           if (earlier.status !== 'enqueued') await finish(earlierId, earlier.receivedAt, earlier.attachments);
-          if (options.waitAofTimeout !== null) await waitForFsync(redis, options.waitAofTimeout);
+          if (options.waitAofTimeout !== null)
+            await waitForFsync([redis, options.queueRedis], options.waitAofTimeout);
           log.info({ queueId: earlierId }, 'repeated delivery of an accepted message');
           return { messageId: earlierId, duplicate: true };
         }
@@ -198,7 +201,8 @@ export function createProducer(options: ProducerOptions): Producer {
       // The record exists now: remember the delivery for as long as senders retry.
       await redis.set(deliveryKey, id, 'EX', deliveryMemorySeconds);
       await finish(id, message.summary.receivedAt, message.entries);
-      if (options.waitAofTimeout !== null) await waitForFsync(redis, options.waitAofTimeout);
+      if (options.waitAofTimeout !== null)
+        await waitForFsync([redis, options.queueRedis], options.waitAofTimeout);
       return { messageId: message.incoming.messageId, duplicate: false };
     },
   };
@@ -208,12 +212,15 @@ export function createProducer(options: ProducerOptions): Producer {
  * WAITAOF 1 0: block until this connection's writes are fsynced to the local AOF, so 250
  * means on disk. A timeout is a failure (451): the sender retries, and the repeat is
  * recognised by its delivery hash, so nothing is uploaded twice. WAITAOF names no key and
- * waits for the writes of the connection it is sent on: on a Redis Cluster the message, its
- * delivery and its jobs live on up to three masters, each written over its own connection,
- * so every master is asked (one that took no write of this client answers at once).
+ * waits for the writes of the connection it is sent on, so it is sent on each connection the
+ * commit wrote over (the producer's and the queue's); on a Redis Cluster the message, its delivery and its jobs live on up to three masters,
+ * each written over its own connection, so every master of each is asked (one that took no
+ * write of that client answers at once).
  */
-async function waitForFsync(redis: RedisClient, timeoutMs: number): Promise<void> {
-  const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
+async function waitForFsync(connections: readonly RedisClient[], timeoutMs: number): Promise<void> {
+  const servers = [...new Set(connections)].flatMap((client) =>
+    client instanceof Cluster ? client.nodes('master') : [client],
+  );
   await Promise.all(
     servers.map(async (server) => {
       const reply = (await server.call('WAITAOF', '1', '0', String(timeoutMs))) as [number, number];

@@ -91,18 +91,22 @@ function open(target: RedisTarget, options: RedisOptions): RedisClient {
  * and a command timeout, so that a Redis that hangs without closing the connection gives
  * 451 too rather than a session stuck until its socket timeout.
  */
-export function createIntakeConnection(target: RedisTarget, outage: RedisOutageLog): RedisClient {
+export function createIntakeConnection(
+  target: RedisTarget,
+  outage: RedisOutageLog,
+  name = 'intake',
+): RedisClient {
   return watch(
     open(target, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       // 10 s: far above any APPEND or MULTI of a healthy Redis, well below SMTP timeouts.
       commandTimeout: 10_000,
-      connectionName: 'ingest-gateway:intake',
+      connectionName: `ingest-gateway:${name}`,
       retryStrategy: reconnectDelay,
     }),
     outage,
-    'intake',
+    name,
   );
 }
 

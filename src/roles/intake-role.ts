@@ -27,7 +27,7 @@ export async function startIntakeRole(
   const { config, lifecycle, logger, keys, ledger, index, intakeRedis, durability, metrics, outage } =
     context;
   const queue: Queue<UploadJobData> = createUploadQueue({
-    connection: intakeRedis,
+    connection: context.queueRedis,
     keys,
     attempts: config.upload.attempts,
     retention: config.retention,
@@ -38,6 +38,7 @@ export async function startIntakeRole(
     redis: intakeRedis,
     keys,
     queue,
+    queueRedis: context.queueRedis,
     ledger,
     index,
     logger,

@@ -38,6 +38,11 @@ export interface RoleContext {
   readonly redis: RedisTarget;
   /** The connection the intake, the HTTP API and blob reads share. */
   readonly intakeRedis: RedisClient;
+  /**
+   * The connection of the BullMQ queues the intake and the HTTP API add to and read: kept
+   * apart so that the scripts BullMQ defines on it are not copied onto the intake's MULTIs.
+   */
+  readonly queueRedis: RedisClient;
   /** The one account of Redis outages every connection and queue of this process reports to. */
   readonly outage: RedisOutageLog;
   readonly durability: Durability;

@@ -1,8 +1,12 @@
 import { RefusalError } from '../errors.ts';
-import type { AuthenticationResults } from './authentication-results.ts';
 import type { AllowListMatcher } from './compile-allow-list.ts';
 import type { FromHeaderResult } from './parse-from-header.ts';
-import { evaluateSender, type SenderAuthentication, type SenderVerdict } from './sender-policy.ts';
+import {
+  evaluateSender,
+  type SenderAuthentication,
+  type SenderEvidence,
+  type SenderVerdict,
+} from './sender-policy.ts';
 import type { SenderAuthenticationMode, SenderWorkspace } from './sender-settings-schema.ts';
 
 /** One addressed workspace's answer to the sender, as the message record keeps it. */
@@ -36,8 +40,8 @@ export interface AdmitSenderInput {
   workspaces: readonly AdmittingWorkspace[];
   /** auth.senderAuthentication: the mode of workspaces that name none. */
   defaultMode: SenderAuthenticationMode;
-  /** null when no workspace asked for authentication (see needsAuthentication). */
-  results: AuthenticationResults | null;
+  /** What authentication found; null when no workspace asked for it (see needsAuthentication). */
+  evidence: SenderEvidence | null;
   trustedArcSealers: ReadonlySet<string>;
 }
 
@@ -73,16 +77,18 @@ export function admitSender(input: AdmitSenderInput): AdmitSenderResult {
   const { sender, defaultMode } = input;
   const fromDomain = sender.ok ? sender.address.domain : null;
   const verdicts: SenderAuthentication['verdicts'] = {};
+  const { evidence } = input;
   const verdictFor = (mode: 'aligned' | 'dmarc'): SenderVerdict => {
     const known = verdicts[mode];
     if (known) return known;
-    if (input.results === null) throw new Error(`sender authentication (${mode}) asked for without results`);
+    if (evidence === null) throw new Error(`sender authentication (${mode}) asked for without results`);
     const verdict: SenderVerdict = sender.ok
       ? evaluateSender({
           mode,
           fromDomain: sender.address.domain,
-          results: input.results,
+          results: evidence.results,
           trustedArcSealers: input.trustedArcSealers,
+          alignsRelaxed: evidence.alignsRelaxed,
         })
       : { outcome: 'fail', reason: `sender not authenticated: ${sender.reason}` };
     verdicts[mode] = verdict;
@@ -127,6 +133,6 @@ export function admitSender(input: AdmitSenderInput): AdmitSenderResult {
       : `sender not admitted: ${sender.reason}`;
     throw new RefusalError('SENDER_NOT_ADMITTED', why);
   }
-  const authentication = input.results === null ? null : { fromDomain, results: input.results, verdicts };
+  const authentication = evidence === null ? null : { fromDomain, results: evidence.results, verdicts };
   return { decisions, authentication };
 }

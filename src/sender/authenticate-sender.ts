@@ -1,7 +1,9 @@
 import { PassThrough, type Writable } from 'node:stream';
-import { type AuthenticateOptions, authenticate } from 'mailauth';
-import { type AuthenticationResults, summarizeAuthentication } from './authentication-results.ts';
+import type { AuthenticateOptions } from 'mailauth';
+import { summarizeAuthentication } from './authentication-results.ts';
 import type { DnsResolver } from './dns-resolver.ts';
+import { loadMailauth, type Mailauth } from './load-mailauth.ts';
+import type { SenderEvidence } from './sender-policy.ts';
 
 export interface SenderAuthenticatorOptions {
   /** Answers every DNS question of SPF, DKIM, DMARC and ARC. */
@@ -24,9 +26,9 @@ export interface AuthenticationContext {
 export interface AuthenticationRun {
   /** Write the message here as it arrives and end it; once the run has settled, bytes are dropped. */
   readonly input: Writable;
-  /** The results, once `input` has ended and every lookup has answered. */
-  readonly results: Promise<AuthenticationResults>;
-  /** The message will not be used: stop, and let `results` reject. */
+  /** The results with the rule to judge them by, once `input` has ended and every lookup has answered. */
+  readonly evidence: Promise<SenderEvidence>;
+  /** The message will not be used: stop, and let `evidence` reject. */
   abort(): void;
 }
 
@@ -47,8 +49,12 @@ const SPF_TIME_LIMIT_MS = 20_000;
  *
  * rsa-sha1 signatures do not count (RFC 8301 §3.1), and RSA keys under 1024 bits neither
  * (mailauth's default). BIMI is not checked: it says nothing about who sent the message.
+ *
+ * mailauth is loaded by the first run (load-mailauth.ts): until then `input` buffers up to its
+ * high-water mark and the tee waits, as it does for any slow reader.
  */
 export function createSenderAuthenticator(options: SenderAuthenticatorOptions): SenderAuthenticator {
+  let mailauth: Promise<Mailauth> | undefined;
   return {
     start(context) {
       const input = new PassThrough();
@@ -65,18 +71,27 @@ export function createSenderAuthenticator(options: SenderAuthenticatorOptions): 
         disableBimi: true,
         maxElapsedTime: SPF_TIME_LIMIT_MS,
       };
-      const results = authenticate(input, settings).then(summarizeAuthentication);
-      // The cause reaches the caller through `results`; a stream error has no other reader.
+      mailauth ??= loadMailauth();
+      const evidence = mailauth.then(async (library): Promise<SenderEvidence> => {
+        // Aborted while mailauth loaded: a destroyed stream would never end for it.
+        if (input.destroyed) throw new Error('authentication aborted: the message was not taken');
+        const result = await library.authenticate(input, settings);
+        return {
+          results: summarizeAuthentication(result, library.parseHeader),
+          alignsRelaxed: library.alignsRelaxed,
+        };
+      });
+      // The cause reaches the caller through `evidence`; a stream error has no other reader.
       input.on('error', () => undefined);
       // Once settled (a parse error included), whatever the tee still writes is dropped. This
-      // also handles a rejection of `results` that nobody awaits (an aborted run).
-      void results.then(
+      // also handles a rejection of `evidence` that nobody awaits (an aborted run).
+      void evidence.then(
         () => input.resume(),
         () => input.resume(),
       );
       return {
         input,
-        results,
+        evidence,
         abort() {
           if (!input.destroyed) input.destroy(new Error('authentication aborted: the message was not taken'));
         },

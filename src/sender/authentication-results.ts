@@ -1,5 +1,4 @@
 import type { ARCChainEntry, AuthenticateResult } from 'mailauth';
-import parseDkimHeaders from 'mailauth/lib/parse-dkim-headers.js';
 import { z } from 'zod';
 import { normalizeDomain } from './normalize-address.ts';
 
@@ -60,8 +59,14 @@ export interface ArcFirstHop {
   dmarc: { result: string; fromDomain: string | null } | null;
 }
 
+/** Parses one ARC-Authentication-Results header field (mailauth's RFC 8601 parser, loaded with it). */
+export type HeaderParser = (line: Buffer | string) => { parsed: unknown };
+
 /** mailauth's result → AuthenticationResults. Pure. */
-export function summarizeAuthentication(result: AuthenticateResult): AuthenticationResults {
+export function summarizeAuthentication(
+  result: AuthenticateResult,
+  parseHeader: HeaderParser,
+): AuthenticationResults {
   const spf = result.spf;
   return {
     spf: spf ? { result: spf.status.result, domain: domainOf(spf.domain) } : { result: 'none', domain: null },
@@ -84,11 +89,11 @@ export function summarizeAuthentication(result: AuthenticateResult): Authenticat
           dkimUnsignedBodyBytes: result.dmarc.alignment?.dkim.underSized ?? 0,
         }
       : null,
-    arc: summarizeArc(result.arc),
+    arc: summarizeArc(result.arc, parseHeader),
   };
 }
 
-function summarizeArc(arc: AuthenticateResult['arc']): ArcResult | null {
+function summarizeArc(arc: AuthenticateResult['arc'], parseHeader: HeaderParser): ArcResult | null {
   if (!arc) return null;
   const chain: readonly ARCChainEntry[] = arc.chain || [];
   if (chain.length === 0) {
@@ -106,7 +111,7 @@ function summarizeArc(arc: AuthenticateResult['arc']): ArcResult | null {
     result: arc.status.result,
     comment: arc.status.comment ?? null,
     sealers,
-    firstHop: first === undefined ? null : readFirstHop(first),
+    firstHop: first === undefined ? null : readFirstHop(first, parseHeader),
   };
 }
 
@@ -128,8 +133,8 @@ const arcAuthenticationResults = z.object({
  * It is parsed afresh because mailauth rewrites the parsed form of the newest set in place
  * while validating, and for a chain of one that set is this one.
  */
-function readFirstHop(header: Buffer | string): ArcFirstHop | null {
-  const parsed = arcAuthenticationResults.safeParse(parseDkimHeaders(header).parsed);
+function readFirstHop(header: Buffer | string, parseHeader: HeaderParser): ArcFirstHop | null {
+  const parsed = arcAuthenticationResults.safeParse(parseHeader(header).parsed);
   if (!parsed.success) return null;
   const { value, spf, dkim, dmarc } = parsed.data;
   return {

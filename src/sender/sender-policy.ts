@@ -1,4 +1,3 @@
-import { getAlignment } from 'mailauth/lib/tools.js';
 import type { ArcResult, AuthenticationResults } from './authentication-results.ts';
 import type { SenderAuthenticationMode } from './sender-settings-schema.ts';
 
@@ -17,6 +16,21 @@ export interface SenderPolicyInput {
   results: AuthenticationResults;
   /** ARC sealer domains (normalised) whose ARC-Authentication-Results are believed. */
   trustedArcSealers: ReadonlySet<string>;
+  /** The alignment rule, loaded with mailauth by the run that produced `results`. */
+  alignsRelaxed: RelaxedAlignment;
+}
+
+/**
+ * DMARC's relaxed identifier alignment (RFC 7489 §3.1.1): whether the two domains share an
+ * Organizational Domain, taken from the Public Suffix List. Pure; it comes with the results
+ * (see load-mailauth.ts) so that the policy stays synchronous without loading mailauth itself.
+ */
+export type RelaxedAlignment = (fromDomain: string, domain: string) => boolean;
+
+/** One message's authentication results, with the alignment rule they are judged by. */
+export interface SenderEvidence {
+  results: AuthenticationResults;
+  alignsRelaxed: RelaxedAlignment;
 }
 
 /**
@@ -30,7 +44,7 @@ export interface SenderPolicyInput {
  */
 export function evaluateSender(input: SenderPolicyInput): SenderVerdict {
   const { mode, fromDomain, results } = input;
-  const direct = mode === 'aligned' ? alignedPass(fromDomain, results) : dmarcPass(fromDomain, results);
+  const direct = mode === 'aligned' ? alignedPass(input) : dmarcPass(fromDomain, results);
   if (direct) return direct;
 
   const arc = arcPass(input);
@@ -44,7 +58,7 @@ export function evaluateSender(input: SenderPolicyInput): SenderVerdict {
     };
   }
 
-  const notes = [partialSignatureNote(fromDomain, results), arc.note].filter((note) => note !== null);
+  const notes = [partialSignatureNote(input), arc.note].filter((note) => note !== null);
   const failed =
     mode === 'aligned'
       ? `the From domain ${fromDomain} is not aligned with a passing SPF or DKIM result`
@@ -55,19 +69,18 @@ export function evaluateSender(input: SenderPolicyInput): SenderVerdict {
   };
 }
 
-/** DMARC's relaxed identifier alignment: the two domains share an Organizational Domain. */
-export function alignsRelaxed(fromDomain: string, domain: string | null): boolean {
-  return domain !== null && getAlignment(fromDomain, [domain], false) !== false;
+/** Whether `domain` is known and aligned with the From domain under the input's rule. */
+function aligned(input: SenderPolicyInput, domain: string | null): boolean {
+  return domain !== null && input.alignsRelaxed(input.fromDomain, domain);
 }
 
-function alignedPass(fromDomain: string, results: AuthenticationResults): SenderVerdict | null {
-  const { spf, dkim } = results;
-  if (spf.result === 'pass' && spf.domain !== null && alignsRelaxed(fromDomain, spf.domain)) {
+function alignedPass(input: SenderPolicyInput): SenderVerdict | null {
+  const { spf, dkim } = input.results;
+  if (spf.result === 'pass' && spf.domain !== null && aligned(input, spf.domain)) {
     return { outcome: 'pass', via: 'spf', domain: spf.domain };
   }
   const signature = dkim.find(
-    (entry) =>
-      entry.result === 'pass' && entry.unsignedBodyBytes === 0 && alignsRelaxed(fromDomain, entry.domain),
+    (entry) => entry.result === 'pass' && entry.unsignedBodyBytes === 0 && aligned(input, entry.domain),
   );
   return signature?.domain ? { outcome: 'pass', via: 'dkim', domain: signature.domain } : null;
 }
@@ -102,12 +115,12 @@ function arcPass(
   if (arc.sealers.length === 0) return { pass: false, note: 'its ARC chain names no sealer' };
   const { fromDomain, mode } = input;
   const dmarc = hop?.dmarc?.result === 'pass' && hop.dmarc.fromDomain === fromDomain;
-  const aligned =
+  const alignedHop =
     mode === 'aligned' &&
-    ((hop?.spf?.result === 'pass' && alignsRelaxed(fromDomain, hop.spf.mailFromDomain)) ||
-      (hop?.dkim ?? []).some((entry) => entry.result === 'pass' && alignsRelaxed(fromDomain, entry.domain)));
+    ((hop?.spf?.result === 'pass' && aligned(input, hop.spf.mailFromDomain)) ||
+      (hop?.dkim ?? []).some((entry) => entry.result === 'pass' && aligned(input, entry.domain)));
   const last = arc.sealers[arc.sealers.length - 1] ?? '';
-  if (dmarc || aligned) return { pass: true, sealer: last };
+  if (dmarc || alignedHop) return { pass: true, sealer: last };
   return {
     pass: false,
     note: `the first hop of its trusted ARC chain did not authenticate ${fromDomain} either`,
@@ -115,13 +128,13 @@ function arcPass(
 }
 
 /** The checks that ended in temperror and could have authenticated the From domain. */
-function temporaryFailures({ mode, fromDomain, results }: SenderPolicyInput): string[] {
+function temporaryFailures(input: SenderPolicyInput): string[] {
+  const { mode, fromDomain, results } = input;
   const failed: string[] = [];
   const { spf, dkim, dmarc } = results;
-  if (spf.result === 'temperror' && alignsRelaxed(fromDomain, spf.domain))
-    failed.push(`SPF of ${spf.domain}`);
+  if (spf.result === 'temperror' && aligned(input, spf.domain)) failed.push(`SPF of ${spf.domain}`);
   for (const entry of dkim) {
-    if (entry.result === 'temperror' && alignsRelaxed(fromDomain, entry.domain)) {
+    if (entry.result === 'temperror' && aligned(input, entry.domain)) {
       failed.push(`the DKIM key of ${entry.domain}`);
     }
   }
@@ -142,10 +155,9 @@ function listed(names: readonly string[]): string {
   return names.length > 3 ? `${shown} and ${names.length - 3} more` : shown;
 }
 
-function partialSignatureNote(fromDomain: string, results: AuthenticationResults): string | null {
-  const partial = results.dkim.find(
-    (entry) =>
-      entry.result === 'pass' && entry.unsignedBodyBytes > 0 && alignsRelaxed(fromDomain, entry.domain),
+function partialSignatureNote(input: SenderPolicyInput): string | null {
+  const partial = input.results.dkim.find(
+    (entry) => entry.result === 'pass' && entry.unsignedBodyBytes > 0 && aligned(input, entry.domain),
   );
   return partial
     ? `the DKIM signature of ${partial.domain} does not count: its l= leaves ${partial.unsignedBodyBytes} body bytes unsigned`

@@ -7,7 +7,7 @@ import { normalizeDomain } from './normalize-address.ts';
 /**
  * What the configuration says about senders: the `auth` and `dns` sections, and the keys of a
  * workspace that decide whom it admits. src/config composes them into the whole file. Kept
- * apart from sender-policy.ts so that loading the configuration does not load mailauth.
+ * apart from the code that authenticates, so that loading the configuration loads none of it.
  */
 
 /**

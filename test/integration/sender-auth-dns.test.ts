@@ -46,7 +46,7 @@ describe('createDnsResolver', () => {
     const spfFor = async (mailFrom: string) => {
       const run = authenticator.start({ remoteAddress: '127.0.0.1', helo: 'client.test', mailFrom });
       run.input.end(message);
-      return (await run.results).spf;
+      return (await run.evidence).results.spf;
     };
     expect(await spfFor('bounce@spf.test')).toEqual({ result: 'pass', domain: 'spf.test' });
     expect(await spfFor('bounce@broken.test')).toEqual({ result: 'temperror', domain: 'broken.test' });

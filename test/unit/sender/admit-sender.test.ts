@@ -8,8 +8,13 @@ import {
 } from '../../../src/sender/admit-sender.ts';
 import type { AuthenticationResults } from '../../../src/sender/authentication-results.ts';
 import { compileAllowList } from '../../../src/sender/compile-allow-list.ts';
+import { loadMailauth } from '../../../src/sender/load-mailauth.ts';
 import { parseFromHeader } from '../../../src/sender/parse-from-header.ts';
+import type { SenderEvidence } from '../../../src/sender/sender-policy.ts';
 import type { SenderAuthenticationMode } from '../../../src/sender/sender-settings-schema.ts';
+
+const { alignsRelaxed } = await loadMailauth();
+const evidence = (results: AuthenticationResults): SenderEvidence => ({ results, alignsRelaxed });
 
 function gate(
   identifier: string,
@@ -49,7 +54,7 @@ function run(overrides: Partial<AdmitSenderInput> & Pick<AdmitSenderInput, 'work
   return admitSender({
     sender: parseFromHeader(['Ann <ann@acme.example>']),
     defaultMode: 'off',
-    results: null,
+    evidence: null,
     trustedArcSealers: new Set(),
     ...overrides,
   });
@@ -82,7 +87,7 @@ describe('admitSender', () => {
   it('admits an authenticated sender on the allow-list and records the verdict', () => {
     const { decisions, authentication } = run({
       workspaces: [gate('ws', ['*@acme.example'], 'aligned')],
-      results: dkimOnly,
+      evidence: evidence(dkimOnly),
     });
     expect(decisions).toEqual([
       { identifier: 'ws', admitted: true, reason: null, senderAuthentication: 'aligned' },
@@ -96,7 +101,9 @@ describe('admitSender', () => {
 
   it('still applies the allow-list to an authenticated sender', () => {
     expect(
-      refusal(() => run({ workspaces: [gate('ws', ['*@partner.example'], 'aligned')], results: dkimOnly })),
+      refusal(() =>
+        run({ workspaces: [gate('ws', ['*@partner.example'], 'aligned')], evidence: evidence(dkimOnly) }),
+      ),
     ).toEqual({
       code: 'SENDER_NOT_ADMITTED',
       message: 'sender ann@acme.example is not admitted for this address',
@@ -105,17 +112,19 @@ describe('admitSender', () => {
 
   it('answers an unauthenticated sender the same whether or not the allow-list holds it', () => {
     const listed = refusal(() =>
-      run({ workspaces: [gate('ws', ['*@acme.example'], 'aligned')], results: nothing }),
+      run({ workspaces: [gate('ws', ['*@acme.example'], 'aligned')], evidence: evidence(nothing) }),
     );
     const unlisted = refusal(() =>
-      run({ workspaces: [gate('ws', ['*@partner.example'], 'aligned')], results: nothing }),
+      run({ workspaces: [gate('ws', ['*@partner.example'], 'aligned')], evidence: evidence(nothing) }),
     );
     expect(listed).toEqual({ code: 'SENDER_NOT_AUTHENTICATED', message: notAligned });
     expect(unlisted).toEqual(listed);
   });
 
   it('authenticates for an open workspace too', () => {
-    expect(refusal(() => run({ workspaces: [gate('ws', null, 'aligned')], results: nothing }))).toEqual({
+    expect(
+      refusal(() => run({ workspaces: [gate('ws', null, 'aligned')], evidence: evidence(nothing) })),
+    ).toEqual({
       code: 'SENDER_NOT_AUTHENTICATED',
       message: notAligned,
     });
@@ -123,12 +132,12 @@ describe('admitSender', () => {
 
   it('refuses an unusable From under authentication, saying why', () => {
     const sender = parseFromHeader(['ann@acme.example', 'bob@acme.example']);
-    expect(refusal(() => run({ sender, workspaces: [gate('ws', null, 'dmarc')], results: nothing }))).toEqual(
-      {
-        code: 'SENDER_NOT_AUTHENTICATED',
-        message: 'sender not authenticated: 2 From headers',
-      },
-    );
+    expect(
+      refusal(() => run({ sender, workspaces: [gate('ws', null, 'dmarc')], evidence: evidence(nothing) })),
+    ).toEqual({
+      code: 'SENDER_NOT_AUTHENTICATED',
+      message: 'sender not authenticated: 2 From headers',
+    });
   });
 
   it('checks each workspace under its own mode', () => {
@@ -139,7 +148,7 @@ describe('admitSender', () => {
         gate('ws-default', ['*@acme.example']),
       ],
       defaultMode: 'aligned',
-      results: dkimOnly,
+      evidence: evidence(dkimOnly),
     });
     expect(decisions).toEqual([
       { identifier: 'ws-aligned', admitted: true, reason: null, senderAuthentication: 'aligned' },
@@ -158,7 +167,7 @@ describe('admitSender', () => {
     const { decisions } = run({
       workspaces: [gate('ws-strict', ['*@acme.example']), gate('ws-off', ['*@acme.example'], 'off')],
       defaultMode: 'dmarc',
-      results: dkimOnly,
+      evidence: evidence(dkimOnly),
     });
     expect(decisions.map((decision) => [decision.identifier, decision.admitted])).toEqual([
       ['ws-strict', false],
@@ -171,7 +180,7 @@ describe('admitSender', () => {
       refusal(() =>
         run({
           workspaces: [gate('ws-off', null, 'off'), gate('ws-aligned', null, 'aligned')],
-          results: dnsDown,
+          evidence: evidence(dnsDown),
         }),
       ),
     ).toEqual({
