@@ -77,7 +77,16 @@ describe('a failure after the commit', () => {
     try {
       const ledger = createMessageLedger(redis, keys, 3600);
       const index = createMessageIndex(redis, keys, 3600);
-      const options = { redis, keys, queue, ledger, index, logger, messageTtlSeconds: 3600 };
+      const options = {
+        redis,
+        queueRedis: redis,
+        keys,
+        queue,
+        ledger,
+        index,
+        logger,
+        messageTtlSeconds: 3600,
+      };
       const waiting = createProducer({ ...options, waitAofTimeout: 100 });
       const incoming = openIncomingMessage(redis, keys, 'm1');
       await incoming.raw.write(Buffer.from('Subject: x\r\n'));
