@@ -90,6 +90,7 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
     const incoming = openIncomingMessage(redis, keys, newMessageId());
     const authentication = startAuthentication(transaction);
     const signatures = authentication ? createSignatureGuard() : null;
+    const unpackArchives = transaction.workspaces.some((workspace) => workspace.config.archives === 'unpack');
     try {
       const source = authentication
         ? teeTo(
@@ -105,8 +106,11 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         source,
         incoming,
         walkLimits,
-        // Bodies are stored only when an addressed workspace may take one as a document.
-        { storeBodies: transaction.workspaces.some((workspace) => takesBody(workspace.config)) },
+        // Bodies and ZIP archives are stored only when an addressed workspace may use them.
+        {
+          storeBodies: transaction.workspaces.some((workspace) => takesBody(workspace.config)),
+          storeArchives: unpackArchives,
+        },
         limits.maxMessageSize,
         limits.rejectBareLineEndings,
         () => authentication?.abort(),
@@ -119,7 +123,12 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         store: incoming.parts,
         limits: walkLimits,
         unpacker,
-        unpackArchives: transaction.workspaces.some((workspace) => workspace.config.archives === 'unpack'),
+        unpackArchives,
+        budget: {
+          maxBytes: limits.maxMessageSize,
+          maxEntries: limits.maxParts,
+          maxAttachments: limits.maxAttachments,
+        },
       });
       const evidence = authentication ? await authentication.evidence : null;
       const decision = decide({

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RefusalError } from '../errors.ts';
 import { createCidScanner } from './cid-references.ts';
-import { CONTAINER_NAMES, type ContainerKind } from './contained-file.ts';
+import { ARCHIVES_NOT_UNPACKED, CONTAINER_NAMES, type ContainerKind } from './contained-file.ts';
 import { containerKind } from './container-kind.ts';
 import type { LeafDescription } from './describe-leaf.ts';
 import { type DocumentType, inspectType } from './detect-type.ts';
@@ -74,6 +74,11 @@ export interface CollectContext {
   htmlCids: Set<string>;
   /** A name the content carries (a uuencode `begin` line), for a part whose headers name none. */
   nameFromContent?: () => string | null;
+  /**
+   * Whether ZIP archives are stored to be opened after DATA (an addressed workspace sets
+   * `archives: unpack`); otherwise one is only counted. TNEF and Outlook items are always stored.
+   */
+  storeArchives: boolean;
 }
 
 interface Finding {
@@ -127,11 +132,11 @@ export async function collectLeaf(
         headBytes += chunk.length;
         if (headBytes < HEAD_BYTES && size <= context.maxPartSize) continue;
         finding = await inspect(head, false, leaf.declaredType, fileName());
-        container = containerOf(head, finding, leaf, fileName());
+        container = containerOf(head, finding, leaf, fileName(), context.storeArchives);
         if (finding.detectedType !== null && size > context.maxPartSize)
           throw tooLarge(leaf, context.maxPartSize);
         if (container !== null && size > context.maxPartSize) container = tooLargeToOpen(container, context);
-        else if (finding.detectedType !== null || container !== null)
+        else if (finding.detectedType !== null || opens(container, context))
           writer = await storeHead(head, leaf.index, context.store);
         head = null;
       } else if (writer !== null) {
@@ -149,8 +154,8 @@ export async function collectLeaf(
     cids?.end();
     if (typed && head !== null) {
       finding = await inspect(head, true, leaf.declaredType, fileName());
-      container = containerOf(head, finding, leaf, fileName());
-      if (finding.detectedType !== null || container !== null)
+      container = containerOf(head, finding, leaf, fileName(), context.storeArchives);
+      if (finding.detectedType !== null || opens(container, context))
         writer = await storeHead(head, leaf.index, context.store);
     }
     if (writer !== null) await writer.end();
@@ -187,6 +192,7 @@ function containerOf(
   finding: Finding,
   leaf: LeafDescription,
   fileName: string | null,
+  storeArchives: boolean,
 ): ContainerPart | null {
   if (finding.detectedType !== null) return null;
   const kind = containerKind({
@@ -195,7 +201,15 @@ function containerOf(
     declaredType: leaf.declaredType,
     fileName,
   });
-  return kind === null ? null : { kind, outcome: `${CONTAINER_NAMES[kind]}, not opened` };
+  if (kind === null) return null;
+  if (kind === 'zip' && !storeArchives)
+    return { kind, outcome: `${CONTAINER_NAMES[kind]}, ${ARCHIVES_NOT_UNPACKED}` };
+  return { kind, outcome: `${CONTAINER_NAMES[kind]}, not opened` };
+}
+
+/** Whether the container is stored to be opened: a ZIP archive no workspace unpacks is only counted. */
+function opens(container: ContainerPart | null, context: CollectContext): boolean {
+  return container !== null && (container.kind !== 'zip' || context.storeArchives);
 }
 
 function tooLargeToOpen(container: ContainerPart, context: CollectContext): ContainerPart {

@@ -29,6 +29,9 @@ export const CONTAINER_NAMES: Readonly<Record<ContainerKind, string>> = {
   zip: 'a ZIP archive',
 };
 
+/** Why a ZIP archive stays shut: the parsing service takes no archives, so only `archives: unpack` opens one. */
+export const ARCHIVES_NOT_UNPACKED = 'not opened: no workspace it is addressed to sets archives: unpack';
+
 /** A container that cannot be opened as a whole: malformed, or past a bound. */
 export class ContainerError extends Error {
   override name = 'ContainerError';

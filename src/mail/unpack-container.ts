@@ -17,8 +17,24 @@ export interface ContainerUnpackerOptions {
   stepTimeout?: number;
   /** The reader process's heap, in MB; default 128: a reader that keeps allocating is stopped there. */
   maxHeapMb?: number;
+  /**
+   * Milliseconds one container may take in all, its entries' storing included; default 60000.
+   * The step deadline alone lets a container of maxParts entries run 100 steps long.
+   */
+  deadline?: number;
   /** Containers opened at once in this process; default 2 (one per core), others wait their turn. */
   concurrency?: number;
+  /**
+   * Containers that may wait for their turn; default 8. Each waiter holds its container's
+   * bytes (up to smtp.maxPartSize) and its session, so the list is bounded: past it, unpack
+   * rejects with ContainersBusyError, answered 451 4.3.0, and the sending server retries later.
+   */
+  maxWaiting?: number;
+}
+
+/** Too many containers are waiting to be opened: a temporary failure, not a property of the message. */
+export class ContainersBusyError extends Error {
+  override name = 'ContainersBusyError';
 }
 
 export interface ContainerUnpacker {
@@ -45,12 +61,19 @@ const workerPath = fileURLToPath(new URL('./container-worker.ts', import.meta.ur
 export function createContainerUnpacker(options: ContainerUnpackerOptions = {}): ContainerUnpacker {
   const stepTimeout = options.stepTimeout ?? 10_000;
   const maxHeapMb = options.maxHeapMb ?? 128;
+  const deadline = options.deadline ?? 60_000;
   const concurrency = options.concurrency ?? 2;
+  const maxWaiting = options.maxWaiting ?? 8;
   let running = 0;
   const waiting: Array<() => void> = [];
 
   async function turn(): Promise<() => void> {
-    if (running >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+    if (running >= concurrency) {
+      if (waiting.length >= maxWaiting) {
+        throw new ContainersBusyError(`${waiting.length} containers are already waiting to be opened`);
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
     running += 1;
     return () => {
       running -= 1;
@@ -62,7 +85,7 @@ export function createContainerUnpacker(options: ContainerUnpackerOptions = {}):
     async unpack(kind, bytes, limits, onEntry) {
       const release = await turn();
       try {
-        await runWorker({ kind, bytes, limits }, onEntry, stepTimeout, maxHeapMb);
+        await runWorker({ kind, bytes, limits }, onEntry, { stepTimeout, deadline, maxHeapMb });
       } finally {
         release();
       }
@@ -73,9 +96,9 @@ export function createContainerUnpacker(options: ContainerUnpackerOptions = {}):
 function runWorker(
   request: OpenRequest,
   onEntry: (entry: ContainedEntry) => Promise<void>,
-  stepTimeout: number,
-  maxHeapMb: number,
+  bounds: { stepTimeout: number; deadline: number; maxHeapMb: number },
 ): Promise<void> {
+  const { stepTimeout, deadline, maxHeapMb } = bounds;
   return new Promise((resolve, reject) => {
     const child = fork(workerPath, [], {
       // Its own flags, not the gateway's: a heap bound, and nothing inherited.
@@ -87,10 +110,18 @@ function runWorker(
     });
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    const overall = setTimeout(
+      () =>
+        finish(
+          new ContainerError(`reading it took longer than ${deadline / 1000} s in all, so it was stopped`),
+        ),
+      deadline,
+    );
     const finish = (err: Error | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(overall);
       child.kill('SIGKILL');
       if (err) reject(err);
       else resolve();

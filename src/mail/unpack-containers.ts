@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { RefusalError } from '../errors.ts';
 import type { LeafPart } from './collect-leaf.ts';
 import {
+  ARCHIVES_NOT_UNPACKED,
   CONTAINER_NAMES,
   type ContainedEntry,
   ContainerError,
@@ -9,6 +11,7 @@ import {
 import { containerKind } from './container-kind.ts';
 import { inspectType } from './detect-type.ts';
 import type { PartReader, PartStore, PartWriter } from './part-store.ts';
+import { selectAttachments } from './select-attachments.ts';
 import type { ContainerUnpacker } from './unpack-container.ts';
 import type { WalkLimits, WalkResult } from './walk-message.ts';
 
@@ -32,6 +35,21 @@ export interface UnpackContext {
   unpacker: ContainerUnpacker;
   /** Whether a workspace the message is addressed to sets `archives: unpack`; ZIP archives stay shut otherwise. */
   unpackArchives: boolean;
+  /** The bounds of one message's containers taken together (MessageBudget). */
+  budget: MessageBudget;
+}
+
+/**
+ * What all containers of one message may yield together, beside each container's own bounds:
+ * without it, thirty 80 MB archives in one 25 MB message all reach Redis before decide counts.
+ */
+export interface MessageBudget {
+  /** Bytes of all files taken out (smtp.maxMessageSize): no more than the message could carry as parts. */
+  maxBytes: number;
+  /** Entries of all containers (smtp.maxParts), as the MIME walk bounds the message's own parts. */
+  maxEntries: number;
+  /** Supported documents (smtp.maxAttachments): one more refuses the message at once (Ingest rule 4). */
+  maxAttachments: number;
 }
 
 /**
@@ -46,30 +64,47 @@ export interface UnpackContext {
  */
 export async function unpackContainers(walk: WalkResult, context: UnpackContext): Promise<WalkResult> {
   const parts = [...walk.parts];
+  const { budget } = context;
   let nextIndex = parts.reduce((highest, part) => Math.max(highest, part.index + 1), 0);
-  const limits: ContainerLimits = {
-    maxEntries: context.limits.maxParts,
-    maxFileSize: context.limits.maxPartSize,
-    maxTotalSize: TOTAL_SIZE_FACTOR * context.limits.maxPartSize,
-    maxRatio: MAX_RATIO,
-  };
+  let entriesLeft = budget.maxEntries;
+  let bytesLeft = budget.maxBytes;
+  let documents = selectAttachments(walk).documents.length;
   for (const [position, part] of walk.parts.entries()) {
     const container = part.container;
     if (container === null || !part.stored) continue;
     const name = CONTAINER_NAMES[container.kind];
     if (container.kind === 'zip' && !context.unpackArchives) {
-      parts[position] = withOutcome(
-        part,
-        `${name}, not opened: no workspace it is addressed to sets archives: unpack`,
-      );
+      parts[position] = withOutcome(part, `${name}, ${ARCHIVES_NOT_UNPACKED}`);
       continue;
     }
+    if (entriesLeft === 0 || bytesLeft === 0) {
+      parts[position] = withOutcome(part, `${name}, not opened: ${spent(budget)}`);
+      continue;
+    }
+    const limits: ContainerLimits = {
+      maxEntries: Math.min(context.limits.maxParts, entriesLeft),
+      maxFileSize: context.limits.maxPartSize,
+      maxTotalSize: Math.min(TOTAL_SIZE_FACTOR * context.limits.maxPartSize, bytesLeft),
+      maxRatio: MAX_RATIO,
+    };
     const inner: LeafPart[] = [];
     const writers: PartWriter[] = [];
+    let entries = 0;
+    let bytes = 0;
     const onEntry = async (entry: ContainedEntry) => {
-      const index = nextIndex++;
-      const leaf = await takeOut(entry, part, index, context, writers);
+      entries += 1;
+      bytes += 'bytes' in entry ? entry.bytes.length : 0;
+      // The readers bound the entries; only the ZIP reader knows the total before reading.
+      if (entries > entriesLeft || bytes > bytesLeft) throw new ContainerError(spent(budget));
+      const leaf = await takeOut(entry, part, nextIndex++, context, writers);
       inner.push(leaf);
+      if (leaf.stored) documents += 1;
+      if (documents > budget.maxAttachments) {
+        throw new RefusalError(
+          'TOO_MANY_ATTACHMENTS',
+          `more than ${budget.maxAttachments} supported attachments once its containers are opened, at most ${budget.maxAttachments} are taken per message`,
+        );
+      }
     };
     try {
       await context.unpacker.unpack(
@@ -81,9 +116,17 @@ export async function unpackContainers(walk: WalkResult, context: UnpackContext)
     } catch (err) {
       await Promise.allSettled(writers.map((writer) => writer.discard()));
       if (!(err instanceof ContainerError)) throw err;
-      parts[position] = withOutcome(part, `${name} that cannot be opened: ${err.message}`);
+      documents -= inner.filter((leaf) => leaf.stored).length;
+      const narrowed = limits.maxTotalSize < TOTAL_SIZE_FACTOR * context.limits.maxPartSize;
+      const why =
+        narrowed && err.message.startsWith('its files come to')
+          ? `${err.message} (what is left of the bytes it takes out of one message)`
+          : err.message;
+      parts[position] = withOutcome(part, `${name} that cannot be opened: ${why}`);
       continue;
     }
+    entriesLeft -= entries;
+    bytesLeft -= bytes;
     const opened = `${name}, opened: its ${inner.length} ${inner.length === 1 ? 'file is' : 'files are'} listed on their own`;
     parts[position] = withOutcome(
       part,
@@ -92,6 +135,11 @@ export async function unpackContainers(walk: WalkResult, context: UnpackContext)
     parts.push(...inner);
   }
   return { ...walk, parts };
+}
+
+/** Why a container is not (or no longer) read: the message's containers used up its budget. */
+function spent(budget: MessageBudget): string {
+  return `the files of this message's containers reached the ${budget.maxEntries} entries or ${budget.maxBytes} bytes this server takes out of one message`;
 }
 
 function withOutcome(part: LeafPart, outcome: string): LeafPart {

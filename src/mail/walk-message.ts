@@ -28,6 +28,11 @@ export interface WalkOptions {
    * that takes the body as a document; default false: bodies are only counted.
    */
   storeBodies?: boolean;
+  /**
+   * Store ZIP archives to be opened after DATA, for a workspace that sets `archives: unpack`;
+   * default false: an archive is only counted, never written to Redis.
+   */
+  storeArchives?: boolean;
 }
 
 export interface WalkResult {
@@ -66,6 +71,7 @@ interface Walk {
   readonly writers: PartWriter[];
   readonly limits: WalkLimits;
   readonly storeBodies: boolean;
+  readonly storeArchives: boolean;
   readonly parts: LeafPart[];
   readonly htmlCids: Set<string>;
   leafCount: number;
@@ -99,6 +105,7 @@ export async function walkMessage(
     writers,
     limits,
     storeBodies: options.storeBodies ?? false,
+    storeArchives: options.storeArchives ?? false,
     parts: [],
     htmlCids: new Set(),
     leafCount: 0,
@@ -260,6 +267,7 @@ function openLeaf(walk: Walk, node: MimeNode, depth: number, prefix: readonly nu
       store: walk.store,
       maxPartSize: walk.limits.maxPartSize,
       htmlCids: walk.htmlCids,
+      storeArchives: walk.storeArchives,
       ...(nameFromContent ? { nameFromContent } : {}),
     };
     const collect = walk.storeBodies && leaf.role === 'body' && depth === 0 ? collectBody : collectLeaf;

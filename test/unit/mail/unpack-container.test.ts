@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ContainedEntry } from '../../../src/mail/contained-file.ts';
 import { ContainerError } from '../../../src/mail/contained-file.ts';
-import { createContainerUnpacker } from '../../../src/mail/unpack-container.ts';
+import { ContainersBusyError, createContainerUnpacker } from '../../../src/mail/unpack-container.ts';
 
 const container = (name: string) =>
   readFileSync(new URL(`../../fixtures/containers/${name}`, import.meta.url));
@@ -41,6 +41,36 @@ describe('createContainerUnpacker', () => {
     // 1 ms for a step: no reader starts that fast, so the deadline is what ends it.
     const failure = await open('zip', container('invoices.zip'), 1).catch((err: unknown) => err);
     expect(String(failure)).toBe('ContainerError: reading it took longer than 0.001 s, so it was stopped');
+  });
+
+  it('stops a container that takes longer than its overall deadline, however quick each step', {
+    timeout: 30_000,
+  }, async () => {
+    const unpacker = createContainerUnpacker({ deadline: 1 });
+    const failure = await unpacker
+      .unpack('zip', container('invoices.zip'), limits, async () => {})
+      .catch((err: unknown) => err);
+    expect(String(failure)).toBe(
+      'ContainerError: reading it took longer than 0.001 s in all, so it was stopped',
+    );
+  });
+
+  it('answers busy past the waiting list, and opens the containers it let wait', {
+    timeout: 30_000,
+  }, async () => {
+    const unpacker = createContainerUnpacker({ concurrency: 1, maxWaiting: 1 });
+    const run = () => {
+      const names: string[] = [];
+      return unpacker
+        .unpack('zip', container('invoices.zip'), limits, async (entry) => {
+          names.push(entry.name ?? '');
+        })
+        .then(() => names.length);
+    };
+    const [running, waiting, turnedAway] = await Promise.allSettled([run(), run(), run()]);
+    expect(running).toEqual({ status: 'fulfilled', value: 3 });
+    expect(waiting).toEqual({ status: 'fulfilled', value: 3 });
+    expect(turnedAway.status === 'rejected' && turnedAway.reason).toBeInstanceOf(ContainersBusyError);
   });
 
   it('refuses a directory that states a stream larger than the file before msgreader reads it', async () => {

@@ -129,17 +129,22 @@ describe('walkMessage: parts that are not documents', () => {
     },
   );
 
-  it('stores a ZIP archive as a container to open after DATA, not as a document', async () => {
+  // Stored when a workspace unpacks archives: test/unit/mail/walk-archives.test.ts.
+  it('counts a ZIP archive as a container, not a document, and stores none without storeArchives', async () => {
     const { result, store } = walked();
     const part = partNamed(result, 'archive.zip');
     expect(part).toMatchObject({
       bytesType: 'application/zip',
       detectedType: null,
-      stored: true,
-      container: { kind: 'zip', outcome: 'a ZIP archive, not opened' },
+      stored: false,
+      size: fileFixture('archive.zip').length,
+      container: {
+        kind: 'zip',
+        outcome: 'a ZIP archive, not opened: no workspace it is addressed to sets archives: unpack',
+      },
       path: `part ${part.partNumber} > archive.zip`,
     });
-    expect(store.parts.get(part.index)?.bytes).toEqual(fileFixture('archive.zip'));
+    expect(store.parts.has(part.index)).toBe(false);
   });
 
   it('selects nothing, and says why for each part', () => {
@@ -147,7 +152,7 @@ describe('walkMessage: parts that are not documents', () => {
     expect(documents).toEqual([]);
     expect(skipped.map(({ part, reason }) => [part.fileName, reason])).toEqual([
       ['invite.ics', 'unsupported type text/calendar (declared text/calendar)'],
-      ['archive.zip', 'a ZIP archive, not opened'],
+      ['archive.zip', 'a ZIP archive, not opened: no workspace it is addressed to sets archives: unpack'],
       ['empty.pdf', 'empty part'],
       ['invoice.pdf', 'unsupported type application/x-msdownload (declared application/pdf)'],
       [
