@@ -152,6 +152,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       logger,
       readiness: () => readiness(intakeRedis, durability, smtp, worker),
       token: config.http.token ?? null,
+      publicUrl: config.http.publicUrl ?? null,
       allowReset: config.http.allowReset,
       queues: [uploadQueue, completionQueue],
       // Waits out a Redis restart like a worker's connection; closed with the HTTP API.

@@ -16,6 +16,7 @@ import { createConsole, isConsolePage } from './console/console-routes.ts';
 import { createConsoleSessions, equal } from './console/console-session.ts';
 import { eraseEverything } from './erase-everything.ts';
 import { streamEvents } from './event-stream.ts';
+import { createHostCheck } from './host-check.ts';
 import { createMessageFeed } from './message-feed.ts';
 import { listMessages } from './message-routes.ts';
 import { openApiDocument } from './openapi.ts';
@@ -46,6 +47,11 @@ export interface HttpApiOptions {
    * (the configuration requires one when the API listens beyond loopback). null: none.
    */
   token: string | null;
+  /**
+   * http.publicUrl, null when unset: without a token, requests must name a loopback host or
+   * this URL's host (host-check.ts).
+   */
+  publicUrl: string | null;
   /** Opens the connection that hears settle announcements (on the first long poll). */
   subscriber: () => RedisClient;
   /** http.allowReset: DELETE /v1/messages erases everything under redis.prefix; else 403. */
@@ -92,6 +98,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const { redis, keys, ledger, metrics, failedUploads } = options;
   const log = options.logger.child({ component: 'http' });
   const authorized = createBearerCheck(options.token);
+  // With a token, the token is the check; a rebinding page does not have it.
+  const hostAllowed = options.token === null ? createHostCheck(options.publicUrl) : () => true;
   const notifier = createSettleNotifier(options.subscriber, keys.settledChannel);
   const search = createMessageSearch(ledger, options.index);
   const listing = { search, notifier };
@@ -111,11 +119,17 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   let closing: Promise<void> | undefined;
 
   const server = createServer((req, res) => {
-    route(req, res).catch((err: unknown) => {
-      log.error({ err, url: req.url }, 'http request failed');
-      if (!res.headersSent) refuse(res, 500, 'internal error');
-      else res.destroy();
-    });
+    route(req, res)
+      .then(() => {
+        if (res.destroyed && !res.writableFinished) {
+          log.debug({ url: req.url }, 'http client closed the connection before the response ended');
+        }
+      })
+      .catch((err: unknown) => {
+        log.error({ err, url: req.url }, 'http request failed');
+        if (!res.headersSent) refuse(res, 500, 'internal error');
+        else res.destroy();
+      });
   });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -124,6 +138,13 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
     // Liveness stays open: a probe needs no secret to learn that the process runs.
     if (path === '/healthz' && method === 'GET') return json(res, 200, { status: 'ok' });
+    if (!hostAllowed(req.headers.host)) {
+      return refuse(
+        res,
+        421,
+        `misdirected request: without http.token this server answers only Host localhost, a loopback address or http.publicUrl's host, not ${JSON.stringify(req.headers.host)}`,
+      );
+    }
     // The console's script and style hold no secret, and the sign-in page needs them.
     if (method === 'GET' && (await consolePages.asset(path, res))) return;
     const safe = safeMethods.has(method);

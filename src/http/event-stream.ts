@@ -11,6 +11,11 @@ import { refuse } from './respond.ts';
 const heartbeatMs = 20_000;
 /** What an EventSource waits (ms) before reconnecting after the stream ends. */
 const reconnectMs = 2000;
+/**
+ * Bytes a client may leave unread in this process's buffer: past it the client is dropped
+ * (an EventSource reconnects), rather than every later record held for one that stalled.
+ */
+export const unreadBytesBound = 1024 * 1024;
 
 /**
  * GET /v1/events: server-sent events, one `message` event per new or changed message record
@@ -33,12 +38,15 @@ export async function streamEvents(res: ServerResponse, params: URLSearchParams,
     // nginx buffers responses by default, which would hold events back.
     'x-accel-buffering': 'no',
   });
-  res.write(`retry: ${reconnectMs}\n: listening\n\n`);
+  res.write(`retry: ${reconnectMs}\n\n`);
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
   const unsubscribe = await feed
     .subscribe((record) => {
       if (!matchesFilter(record, query.filter)) return;
+      if (res.destroyed) return;
       res.write(`event: message\nid: ${record.id}\ndata: ${JSON.stringify(record)}\n\n`);
+      // Destroyed, not ended: an end would wait behind the unread bytes, holding them.
+      if (res.writableLength > unreadBytesBound) res.destroy();
     })
     .catch((err: unknown) => {
       clearInterval(heartbeat);
@@ -49,6 +57,8 @@ export async function streamEvents(res: ServerResponse, params: URLSearchParams,
     clearInterval(heartbeat);
     unsubscribe();
   };
-  if (res.destroyed) end();
-  else res.once('close', end);
+  if (res.destroyed) return end();
+  res.once('close', end);
+  // Only now: a client that waits for this line hears every record announced after it.
+  res.write(': listening\n\n');
 }

@@ -11,17 +11,19 @@ import { Hono } from 'hono';
 export const boardPath = '/admin/queues';
 
 /**
- * Bull Board (job by job: data, logs, retry, promote, clean) for the gateway's BullMQ queues,
- * mounted rather than re-written. Its Hono adapter: the lightest of the published ones
- * (Hono has no dependencies of its own; Express brings a framework and its tree), turned
- * into a node:http handler by @hono/node-server. create-http-api.ts authenticates first; its UI's own requests carry the
- * console cookie, and their Origin is checked like every state-changing request's.
+ * Bull Board (job by job: data, logs, state) for the gateway's BullMQ queues, mounted rather
+ * than re-written, read-only: its remove, clean, empty and promote act on BullMQ alone, so a
+ * waiting, delayed or active upload job removed there would leave its message record's entry
+ * `queued` for ever. Retries go through the console's /failed page, which keeps the record.
+ * Its Hono adapter: the lightest of the published ones (Hono has no dependencies of its own;
+ * Express brings a framework and its tree), turned into a node:http handler by
+ * @hono/node-server. create-http-api.ts authenticates first.
  */
 export function createQueueBoard(queues: readonly Queue[]) {
   const adapter = new HonoAdapter(serveStatic);
   adapter.setBasePath(boardPath);
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
     serverAdapter: adapter,
     options: { uiConfig: { boardTitle: 'ingest-gateway' } },
   });

@@ -1,5 +1,6 @@
-import { once } from 'node:events';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { RedisClient } from '../queue/redis-connections.ts';
 
 /** Stored bytes are sent in ranges of this size: memory per download stays bounded. */
@@ -7,7 +8,9 @@ const chunkBytes = 1024 * 1024;
 
 /**
  * Streams a Redis string (a raw e-mail, an attachment's blob) as the response body, range by
- * range. Returns false, having sent nothing, when the key holds nothing.
+ * range, reading the next range only when the client takes the last (pipeline's backpressure).
+ * A client that goes away mid-download ends it: no further range is read, and nothing waits
+ * on a 'drain' that never comes. Returns false, having sent nothing, when the key holds nothing.
  */
 export async function sendStoredBytes(
   res: ServerResponse,
@@ -18,12 +21,23 @@ export async function sendStoredBytes(
   const length = await redis.strlen(key);
   if (length === 0) return false;
   res.writeHead(200, { ...headers, 'content-length': String(length) });
-  for (let start = 0; start < length; start += chunkBytes) {
-    const chunk = await redis.getrangeBuffer(key, start, Math.min(start + chunkBytes, length) - 1);
-    if (!res.write(chunk)) await once(res, 'drain');
+  async function* ranges() {
+    for (let start = 0; start < length; start += chunkBytes) {
+      yield await redis.getrangeBuffer(key, start, Math.min(start + chunkBytes, length) - 1);
+    }
   }
-  res.end();
+  try {
+    await pipeline(Readable.from(ranges(), { objectMode: false }), res);
+  } catch (err) {
+    // The client left (the response closed before it ended): nobody to answer. A read that
+    // failed still throws, to be logged.
+    if (!isPrematureClose(err)) throw err;
+  }
   return true;
+}
+
+function isPrematureClose(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && err.code === 'ERR_STREAM_PREMATURE_CLOSE';
 }
 
 /**
