@@ -48,7 +48,7 @@ describe('createContainerUnpacker', () => {
   }, async () => {
     const unpacker = createContainerUnpacker({ deadline: 1 });
     const failure = await unpacker
-      .unpack('zip', container('invoices.zip'), limits, async () => {})
+      .unpack('zip', container('invoices.zip'), limits, async () => undefined)
       .catch((err: unknown) => err);
     expect(String(failure)).toBe(
       'ContainerError: reading it took longer than 0.001 s in all, so it was stopped',
