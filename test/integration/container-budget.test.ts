@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { uniquePdf } from '../support/messages.ts';
+import { multipartMessage, type RawAttachment, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
 import { zipArchive } from '../support/zip-archive.ts';
 
@@ -27,35 +27,11 @@ function prose(bytes: number): Buffer {
   return Buffer.from(words.join(' ').padEnd(bytes).slice(0, bytes));
 }
 
-function withZips(zips: Buffer[], extra: Array<[string, string, Buffer]> = []): Buffer {
-  const lines = [
-    'From: Ann <ann@acme.example>',
-    'To: unpack@ingest.test',
-    'Subject: archives',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/mixed; boundary="m"',
-    '',
-    '--m',
-    'Content-Type: text/plain',
-    '',
-    'Attached.',
-  ];
-  const attachments: Array<[string, string, Buffer]> = [
-    ...zips.map((zip, i): [string, string, Buffer] => [`batch-${i + 1}.zip`, 'application/zip', zip]),
-    ...extra,
-  ];
-  for (const [name, type, bytes] of attachments) {
-    lines.push(
-      '--m',
-      `Content-Type: ${type}; name="${name}"`,
-      `Content-Disposition: attachment; filename="${name}"`,
-      'Content-Transfer-Encoding: base64',
-      '',
-      ...(bytes.toString('base64').match(/.{1,76}/g) ?? []),
-    );
-  }
-  lines.push('--m--', '');
-  return Buffer.from(lines.join('\r\n'));
+function withZips(zips: Buffer[], extra: RawAttachment[] = []): Buffer {
+  return multipartMessage(
+    [...zips.map((zip, i): RawAttachment => [`batch-${i + 1}.zip`, 'application/zip', zip]), ...extra],
+    { to: 'unpack@ingest.test', subject: 'archives' },
+  );
 }
 
 const pdfMessage = (label: string) => withZips([], [['invoice.pdf', 'application/pdf', uniquePdf(label)]]);

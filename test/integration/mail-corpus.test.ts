@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/record/message-record.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { sha256 } from '../support/mail-fixtures.ts';
-import { emlFixture, sampleFile, uniquePdf } from '../support/messages.ts';
+import {
+  emlFixture,
+  multipartMessage,
+  type RawAttachment,
+  sampleFile,
+  uniquePdf,
+} from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
 
 /**
@@ -14,6 +20,9 @@ import { deliver, queuedId } from '../support/smtp-session.ts';
  */
 
 const container = (name: string) => readFileSync(new URL(`../fixtures/containers/${name}`, import.meta.url));
+/** The corpus's own messages: a short body and the attachments given. */
+const corpusMessage = (attachments: readonly RawAttachment[]) =>
+  multipartMessage(attachments, { subject: 'corpus' });
 const beside = uniquePdf('corpus: a document beside the container');
 const besideDoc = ['part 3 > invoice.pdf', 'invoice.pdf', sha256(beside)] as const;
 
@@ -63,7 +72,7 @@ const forEach = (workspaceIds: string[], docs: ReadonlyArray<readonly [string, s
 const cases: Case[] = [
   {
     name: 'a TNEF winmail.dat written by Outlook (node-tnef test data): a JPG and an HTML page',
-    message: withAttachments([['winmail.dat', 'application/ms-tnef', container('winmail-outlook.dat')]]),
+    message: corpusMessage([['winmail.dat', 'application/ms-tnef', container('winmail-outlook.dat')]]),
     to: ['documents@ingest.test'],
     documents: forEach(
       ['ws-skip'],
@@ -89,7 +98,7 @@ const cases: Case[] = [
   },
   {
     name: 'a TNEF winmail.dat with a PDF and a DOC, named by their long names',
-    message: withAttachments([['winmail.dat', 'application/ms-tnef', container('winmail-pdf-doc.dat')]]),
+    message: corpusMessage([['winmail.dat', 'application/ms-tnef', container('winmail-pdf-doc.dat')]]),
     to: ['documents@ingest.test'],
     documents: forEach(
       ['ws-skip'],
@@ -111,7 +120,7 @@ const cases: Case[] = [
   },
   {
     name: 'a truncated TNEF (node-tnef panic.dat) beside an invoice',
-    message: withAttachments([
+    message: corpusMessage([
       ['winmail.dat', 'application/ms-tnef', container('winmail-truncated.dat')],
       ['invoice.pdf', 'application/pdf', beside],
     ]),
@@ -126,7 +135,7 @@ const cases: Case[] = [
   },
   {
     name: 'an Outlook item (written by oxmsg) forwarded as attachment',
-    message: withAttachments([
+    message: corpusMessage([
       ['Invoice and contract.msg', 'application/vnd.ms-outlook', container('forwarded.msg')],
     ]),
     to: ['documents@ingest.test'],
@@ -155,7 +164,7 @@ const cases: Case[] = [
   },
   {
     name: 'an Outlook item whose mini FAT loops, beside an invoice',
-    message: withAttachments([
+    message: corpusMessage([
       ['broken.msg', 'application/vnd.ms-outlook', container('broken-fat.msg')],
       ['invoice.pdf', 'application/pdf', beside],
     ]),
@@ -170,7 +179,7 @@ const cases: Case[] = [
   },
   {
     name: 'a ZIP archive to a workspace that unpacks and one that does not',
-    message: withAttachments([
+    message: corpusMessage([
       ['invoices.zip', 'application/zip', container('invoices.zip')],
       ['invoice.pdf', 'application/pdf', beside],
     ]),
@@ -199,7 +208,7 @@ const cases: Case[] = [
   },
   {
     name: 'a ZIP archive to a workspace that skips archives',
-    message: withAttachments([
+    message: corpusMessage([
       ['invoices.zip', 'application/zip', container('invoices.zip')],
       ['invoice.pdf', 'application/pdf', beside],
     ]),
@@ -214,7 +223,7 @@ const cases: Case[] = [
   },
   {
     name: 'a ZIP archive holding another',
-    message: withAttachments([['nested.zip', 'application/zip', container('nested.zip')]]),
+    message: corpusMessage([['nested.zip', 'application/zip', container('nested.zip')]]),
     to: ['unpack@ingest.test'],
     documents: forEach(
       ['ws-unpack'],
@@ -233,7 +242,7 @@ const cases: Case[] = [
   },
   {
     name: 'a ZIP archive with an encrypted entry',
-    message: withAttachments([['encrypted.zip', 'application/zip', container('encrypted.zip')]]),
+    message: corpusMessage([['encrypted.zip', 'application/zip', container('encrypted.zip')]]),
     to: ['unpack@ingest.test'],
     documents: forEach(
       ['ws-unpack'],
@@ -249,7 +258,7 @@ const cases: Case[] = [
   },
   {
     name: 'a zip bomb beside an invoice',
-    message: withAttachments([
+    message: corpusMessage([
       ['bomb.zip', 'application/zip', container('bomb.zip')],
       ['invoice.pdf', 'application/pdf', beside],
     ]),
@@ -264,7 +273,7 @@ const cases: Case[] = [
   },
   {
     name: 'a ZIP archive of 10,000 entries beside an invoice',
-    message: withAttachments([
+    message: corpusMessage([
       ['many.zip', 'application/zip', container('many-entries.zip')],
       ['invoice.pdf', 'application/pdf', beside],
     ]),
@@ -319,7 +328,7 @@ const cases: Case[] = [
   },
   {
     name: 'a text body and a PDF to workspaces that take the body never, when nothing else is, and always',
-    message: withAttachments([['invoice.pdf', 'application/pdf', beside]]),
+    message: corpusMessage([['invoice.pdf', 'application/pdf', beside]]),
     to: ['documents@ingest.test', 'body@ingest.test', 'always@ingest.test'],
     documents: [
       ...forEach(['ws-skip', 'ws-body'], [['part 2 > invoice.pdf', 'invoice.pdf', sha256(beside)]]),
@@ -406,31 +415,3 @@ describe('the real-world corpus end to end', () => {
     expect(upload?.file?.contentType).toBe('text/plain');
   });
 });
-
-/** A multipart/mixed message with a short body and these base64 attachments. */
-function withAttachments(attachments: Array<[string, string, Buffer]>): Buffer {
-  const lines = [
-    'From: Ann <ann@acme.example>',
-    'To: documents@ingest.test',
-    'Subject: corpus',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/mixed; boundary="m"',
-    '',
-    '--m',
-    'Content-Type: text/plain',
-    '',
-    'Attached.',
-  ];
-  for (const [name, type, bytes] of attachments) {
-    lines.push(
-      '--m',
-      `Content-Type: ${type}; name="${name}"`,
-      `Content-Disposition: attachment; filename="${name}"`,
-      'Content-Transfer-Encoding: base64',
-      '',
-      ...(bytes.toString('base64').match(/.{1,76}/g) ?? []),
-    );
-  }
-  lines.push('--m--', '');
-  return Buffer.from(lines.join('\r\n'));
-}

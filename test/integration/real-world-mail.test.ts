@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/record/message-record.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { sha256 } from '../support/mail-fixtures.ts';
-import { emlFixture, sampleFile, uniquePdf } from '../support/messages.ts';
+import { emlFixture, multipartMessage, sampleFile, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId } from '../support/smtp-session.ts';
 
 /** The gaps real-world mail showed in the MIME walk, end to end through SMTP to the mock API. */
@@ -141,31 +141,3 @@ describe('real-world mail end to end', () => {
     );
   });
 });
-
-/** A multipart/mixed message with a short body and these base64 attachments. */
-function multipartMessage(attachments: Array<[string, string, Buffer]>): Buffer {
-  const lines = [
-    'From: Ann <ann@acme.example>',
-    'To: documents@ingest.test',
-    `Subject: ${attachments.map(([name]) => name).join(', ')}`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/mixed; boundary="m"',
-    '',
-    '--m',
-    'Content-Type: text/plain',
-    '',
-    'Attached.',
-  ];
-  for (const [name, type, bytes] of attachments) {
-    lines.push(
-      '--m',
-      `Content-Type: ${type}; name="${name}"`,
-      `Content-Disposition: attachment; filename="${name}"`,
-      'Content-Transfer-Encoding: base64',
-      '',
-      ...(bytes.toString('base64').match(/.{1,76}/g) ?? []),
-    );
-  }
-  lines.push('--m--', '');
-  return Buffer.from(lines.join('\r\n'));
-}

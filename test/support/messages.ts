@@ -54,3 +54,41 @@ export async function composeMessage(options: MessageOptions = {}): Promise<Buff
   });
   return composer.compile().build();
 }
+
+/** One attachment of multipartMessage: its file name, declared type and bytes. */
+export type RawAttachment = readonly [name: string, type: string, bytes: Buffer];
+
+/**
+ * A multipart/mixed message written line by line, not by a composer: a short text body, then
+ * each attachment in base64 with exactly the name and type given, so a test controls every
+ * header a walk reads.
+ */
+export function multipartMessage(
+  attachments: readonly RawAttachment[],
+  headers: { to?: string; subject?: string } = {},
+): Buffer {
+  const lines = [
+    'From: Ann <ann@acme.example>',
+    `To: ${headers.to ?? 'documents@ingest.test'}`,
+    `Subject: ${headers.subject ?? attachments.map(([name]) => name).join(', ')}`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="m"',
+    '',
+    '--m',
+    'Content-Type: text/plain',
+    '',
+    'Attached.',
+  ];
+  for (const [name, type, bytes] of attachments) {
+    lines.push(
+      '--m',
+      `Content-Type: ${type}; name="${name}"`,
+      `Content-Disposition: attachment; filename="${name}"`,
+      'Content-Transfer-Encoding: base64',
+      '',
+      ...(bytes.toString('base64').match(/.{1,76}/g) ?? []),
+    );
+  }
+  lines.push('--m--', '');
+  return Buffer.from(lines.join('\r\n'));
+}
