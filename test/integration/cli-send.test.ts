@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/record/message-record.ts';
-import { type TestCertificate, testCertificate } from '../fixtures/tls/test-certificate.ts';
 import { runCli } from '../support/cli-process.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { type Harness, startHarness, startTlsHarness } from '../support/gateway-harness.ts';
 import { uniquePdf } from '../support/messages.ts';
 import type { WorkspaceInput } from '../support/test-config.ts';
 
@@ -204,22 +203,17 @@ describe('ingest-gateway send', () => {
 });
 
 describe('ingest-gateway send --tls', () => {
-  let certificate: TestCertificate;
   let harness: Harness;
   let args: string[];
 
   beforeAll(async () => {
-    certificate = await testCertificate();
-    harness = await startHarness({
-      smtp: { tls: { key: certificate.keyPath, cert: certificate.certPath }, requireTls: true },
-    });
+    harness = await startTlsHarness();
     const pdf = await file('tls.pdf', uniquePdf('send-tls'));
     args = ['send', '--server', `127.0.0.1:${harness.smtpPort}`, '--from', 'a@example.org'];
     args.push('--to', 'documents@ingest.test', '--attach', pdf);
   });
   afterAll(async () => {
     await harness?.close();
-    await certificate?.remove();
   });
 
   it('without --tls gets the 530 of a gateway that requires TLS, exit 1', async () => {

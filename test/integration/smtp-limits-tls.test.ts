@@ -2,25 +2,19 @@ import { once } from 'node:events';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCertificate, testCertificate } from '../fixtures/tls/test-certificate.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { type Harness, startTlsHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { queuedId, SmtpSession } from '../support/smtp-session.ts';
 
 /** STARTTLS with a configured certificate, TLS 1.2 at least, and smtp.requireTls. */
 describe('SMTP STARTTLS', () => {
-  let certificate: TestCertificate;
   let harness: Harness;
 
   beforeAll(async () => {
-    certificate = await testCertificate();
-    harness = await startHarness({
-      smtp: { tls: { key: certificate.keyPath, cert: certificate.certPath }, requireTls: true },
-    });
+    harness = await startTlsHarness();
   });
   afterAll(async () => {
     await harness?.close();
-    await certificate?.remove();
   });
 
   /** A session up to the 220 that starts the handshake. */

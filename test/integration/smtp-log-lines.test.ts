@@ -1,7 +1,6 @@
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCertificate, testCertificate } from '../fixtures/tls/test-certificate.ts';
-import { type Harness, type LogSink, startHarness } from '../support/gateway-harness.ts';
+import { type Harness, type LogSink, startHarness, startTlsHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { deliver, queuedId, SmtpSession } from '../support/smtp-session.ts';
 
@@ -122,18 +121,13 @@ describe('SMTP log lines', () => {
 });
 
 describe('SMTP log lines with STARTTLS required', () => {
-  let certificate: TestCertificate;
   let harness: Harness;
 
   beforeAll(async () => {
-    certificate = await testCertificate();
-    harness = await startHarness({
-      smtp: { tls: { key: certificate.keyPath, cert: certificate.certPath }, requireTls: true },
-    });
+    harness = await startTlsHarness();
   });
   afterAll(async () => {
     await harness?.close();
-    await certificate?.remove();
   });
 
   it('logs a sender refused at MAIL with the client address and that sender', async () => {

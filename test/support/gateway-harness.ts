@@ -9,6 +9,7 @@ import { createKeySpace } from '../../src/record/keys.ts';
 import type { MessageRecord } from '../../src/record/message-record.ts';
 import type { DnsResolver } from '../../src/sender/dns-resolver.ts';
 import { completionJobId, completionQueueName } from '../../src/uploader/completion-queue.ts';
+import { testCertificate } from '../fixtures/tls/test-certificate.ts';
 import { startRedis, type TestRedis } from './redis-server.ts';
 import { type TestConfigInput, testConfig, type WorkspaceInput } from './test-config.ts';
 
@@ -72,6 +73,27 @@ export interface Harness {
   completed(messageId: string, entry: number): Promise<'completed' | 'failed'>;
   record(messageId: string): Promise<MessageRecord>;
   close(): Promise<void>;
+}
+
+/**
+ * A harness whose gateway offers STARTTLS with a fresh self-signed certificate and requires it
+ * (smtp.requireTls); closing it also removes the certificate's files.
+ */
+export async function startTlsHarness(): Promise<Harness> {
+  const certificate = await testCertificate();
+  const harness = await startHarness({
+    smtp: { tls: { key: certificate.keyPath, cert: certificate.certPath }, requireTls: true },
+  }).catch(async (err: unknown) => {
+    await certificate.remove();
+    throw err;
+  });
+  return {
+    ...harness,
+    async close() {
+      await harness.close();
+      await certificate.remove();
+    },
+  };
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
