@@ -101,6 +101,8 @@ describe('behind Postfix', () => {
     expect(uploads.map((upload) => upload.fields.workspace?.[0])).toEqual(['ws-open']);
   });
 
+  // Bounded as a whole at 120 s (Redis stopped and back, Postfix's retry, the upload): above
+  // the 60 s of each wait inside, so a stuck step fails with what it waited for.
   it('keeps a message deferred on 451 and delivers it after postqueue -f', async () => {
     const pdf = uniquePdf('postfix-451');
     await harness.redis.stop();
@@ -120,7 +122,7 @@ describe('behind Postfix', () => {
     await until('the upload', () =>
       harness.mock.uploads.find((upload) => upload.file?.sha256 === sha256(pdf)),
     );
-  });
+  }, 120_000);
 
   it('bounces a 550 at once, without retrying', async () => {
     const submitted = await deliver(postfix.port, {
