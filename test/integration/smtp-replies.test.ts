@@ -129,9 +129,12 @@ describe('SMTP replies', () => {
     const { data } = await deliver(harness.smtpPort, {
       to: ['documents@ingest.test'],
       message: await composeMessage({
-        attachments: [
-          { filename: 'big.pdf', content: Buffer.concat([uniquePdf('big'), Buffer.alloc(420_000, 32)]) },
-        ],
+        // Three parts each under maxPartSize (150000), together over maxMessageSize (400000):
+        // only the message's size is over a limit, whichever the walk notices first.
+        attachments: ['big-1', 'big-2', 'big-3'].map((name) => ({
+          filename: `${name}.pdf`,
+          content: Buffer.concat([uniquePdf(name), Buffer.alloc(140_000, 32)]),
+        })),
       }),
     });
     expect(data?.text).toMatch(/^552 5\.3\.4 message exceeds/);
