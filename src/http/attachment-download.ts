@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { RedisClient } from '../queue/redis-connections.ts';
+import { readStoredDocument } from '../queue/stored-document.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import { refuse } from './respond.ts';
@@ -14,7 +15,7 @@ export interface AttachmentStore {
 /**
  * GET /v1/messages/{id}/attachments/{entry}: the stored bytes of one attachment, typed as the
  * gateway detected them and always as a download: the bytes came by mail, and must not run
- * as a page of this origin. A blob lives until every upload of it succeeded (blob-release.ts)
+ * as a page of this origin. A document's bytes (stored-document.ts) live until every upload of it succeeded (blob-release.ts)
  * or the message expires; after that the answer is 410 and says so.
  */
 export async function sendAttachment(
@@ -25,13 +26,20 @@ export async function sendAttachment(
 ): Promise<void> {
   const entry = await ledger.readEntry(messageId, entryNumber);
   if (entry === null) return refuse(res, 404, `no attachment ${entryNumber} in message ${messageId}`);
-  const sent = await sendStoredBytes(res, redis, keys.message(messageId).blob(entry.sha256), {
+  const headers = {
     'content-type': entry.detectedType ?? 'application/octet-stream',
     'content-disposition': downloadDisposition(entry.originalFileName ?? entry.fileName),
     'x-content-type-options': 'nosniff',
     'content-security-policy': 'sandbox',
-  });
-  if (sent) return;
+  };
+  // A blob of its own is streamed as it is stored; a span of the raw copy is decoded first.
+  if (await sendStoredBytes(res, redis, keys.message(messageId).blob(entry.sha256), headers)) return;
+  const decoded = await readStoredDocument(redis, keys, { messageId, sha256: entry.sha256 });
+  if (decoded !== null) {
+    res.writeHead(200, { ...headers, 'content-length': String(decoded.length) });
+    res.end(decoded);
+    return;
+  }
   refuse(
     res,
     410,

@@ -106,10 +106,12 @@ export function createMessageReceiver(deps: ReceiveDependencies): ReceiveMessage
         source,
         incoming,
         walkLimits,
-        // Bodies and ZIP archives are stored only when an addressed workspace may use them.
+        // Bodies and ZIP archives are stored only when an addressed workspace may use them;
+        // documents are stored once, as spans of the raw copy the walk reads alongside.
         {
           storeBodies: transaction.workspaces.some((workspace) => takesBody(workspace.config)),
           storeArchives: unpackArchives,
+          spansOfRaw: true,
         },
         limits.maxMessageSize,
         limits.rejectBareLineEndings,

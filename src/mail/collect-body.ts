@@ -63,7 +63,7 @@ export async function collectBody(
         continue;
       }
       hash.update(out);
-      writer ??= context.store.openPart(leaf.index);
+      writer ??= context.store.openPart(leaf.index, 'document');
       await writer.write(out);
     }
   };

@@ -5,7 +5,7 @@ import { ARCHIVES_NOT_UNPACKED, CONTAINER_NAMES, type ContainerKind } from './co
 import { containerKind } from './container-kind.ts';
 import type { LeafDescription } from './describe-leaf.ts';
 import { type DocumentType, inspectType } from './detect-type.ts';
-import type { PartStore, PartWriter } from './part-store.ts';
+import type { PartPurpose, PartStore, PartWriter } from './part-store.ts';
 
 export interface LeafPart {
   /** 0-based order of leaves in the message. */
@@ -137,7 +137,7 @@ export async function collectLeaf(
           throw tooLarge(leaf, context.maxPartSize);
         if (container !== null && size > context.maxPartSize) container = tooLargeToOpen(container, context);
         else if (finding.detectedType !== null || opens(container, context))
-          writer = await storeHead(head, leaf.index, context.store);
+          writer = await storeHead(head, leaf.index, purposeOf(container), context.store);
         head = null;
       } else if (writer !== null) {
         if (size > context.maxPartSize) {
@@ -156,7 +156,7 @@ export async function collectLeaf(
       finding = await inspect(head, true, leaf.declaredType, fileName());
       container = containerOf(head, finding, leaf, fileName(), context.storeArchives);
       if (finding.detectedType !== null || opens(container, context))
-        writer = await storeHead(head, leaf.index, context.store);
+        writer = await storeHead(head, leaf.index, purposeOf(container), context.store);
     }
     if (writer !== null) await writer.end();
   } catch (err) {
@@ -236,9 +236,19 @@ async function inspect(
   return { detectedType: found.type, bytesType: found.bytesType, textContent: found.text };
 }
 
-/** Open the part of a document and store the head kept while its type was unknown. */
-async function storeHead(head: Buffer[], index: number, store: PartStore): Promise<PartWriter> {
-  const writer = store.openPart(index);
+/** A part is stored to be opened when it is a container, else to be uploaded. */
+function purposeOf(container: ContainerPart | null): PartPurpose {
+  return container === null ? 'document' : 'container';
+}
+
+/** Open the part of a document or container and store the head kept while its type was unknown. */
+async function storeHead(
+  head: Buffer[],
+  index: number,
+  purpose: PartPurpose,
+  store: PartStore,
+): Promise<PartWriter> {
+  const writer = store.openPart(index, purpose);
   try {
     for (const chunk of head) await writer.write(chunk);
   } catch (err) {

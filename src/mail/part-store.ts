@@ -17,9 +17,32 @@ export interface PartWriter {
   discard(): Promise<void>;
 }
 
+/**
+ * Where a part's bytes lie in the raw message as received: `raw[start, end)` is its body as
+ * transfer-encoded, and decoding it with `encoding` (transfer-decoder.ts) gives the part's
+ * bytes. A part with a span is stored once, as part of the raw copy (DESIGN.md, Performance).
+ */
+export interface PartSpan {
+  readonly start: number;
+  readonly end: number;
+  /** The Content-Transfer-Encoding as the walk read it, lower-cased ('' when none). */
+  readonly encoding: string;
+}
+
+/**
+ * What a part is stored for: a document is uploaded (and may be read back from the raw copy
+ * instead, see PartSpan); a container is opened after DATA from its stored bytes.
+ */
+export type PartPurpose = 'document' | 'container';
+
 export interface PartStore {
   /** A writer for the leaf with this index (LeafPart.index); called at most once per index. */
-  openPart(index: number): PartWriter;
+  openPart(index: number, purpose: PartPurpose): PartWriter;
+  /**
+   * The document part `index` was not written: its bytes are `span` of the raw copy. Called
+   * once the part has ended, only by a walk asked to (WalkOptions.spansOfRaw).
+   */
+  recordSpan(index: number, span: PartSpan): void;
 }
 
 /** Reads back a part the walk stored: a container, opened once DATA has ended. */

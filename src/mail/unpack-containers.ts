@@ -187,7 +187,7 @@ async function takeOut(
       : null;
   let stored = false;
   if (found.type !== null && entry.bytes.length > 0) {
-    const writer = context.store.openPart(index);
+    const writer = context.store.openPart(index, 'document');
     writers.push(writer);
     await writer.write(entry.bytes);
     await writer.end();

@@ -6,7 +6,8 @@ import { collectBody } from './collect-body.ts';
 import { collectLeaf, type LeafPart } from './collect-leaf.ts';
 import { describeLeaf } from './describe-leaf.ts';
 import { createDecodingSink, type LeafSink } from './leaf-sink.ts';
-import type { PartStore, PartWriter } from './part-store.ts';
+import type { PartPurpose, PartStore, PartWriter } from './part-store.ts';
+import { passesThrough, transferDecoder } from './transfer-decoder.ts';
 import { Uudecoder } from './uudecoder.ts';
 
 export type { LeafPart } from './collect-leaf.ts';
@@ -33,6 +34,14 @@ export interface WalkOptions {
    * default false: an archive is only counted, never written to Redis.
    */
   storeArchives?: boolean;
+  /**
+   * The input is the raw copy the store keeps: a document part is not written to the store
+   * but recorded as its span of the raw copy (PartStore.recordSpan), to be decoded from it
+   * when it is uploaded, so that the message is stored once. Default false: every kept part
+   * is written. Parts whose place in the raw copy is not a span of it (inside an attached
+   * message that is itself base64 or quoted-printable) are written either way.
+   */
+  spansOfRaw?: boolean;
 }
 
 export interface WalkResult {
@@ -61,9 +70,6 @@ interface Closable {
  */
 const MAX_MULTIPART_NESTING = 32;
 
-/** The names clients give uuencode as a Content-Transfer-Encoding (no RFC registers one). */
-const UUENCODE = new Set(['x-uuencode', 'uuencode', 'x-uue', 'uue']);
-
 /** State shared by the walk of a message and of the messages attached to it. */
 interface Walk {
   readonly store: PartStore;
@@ -72,6 +78,7 @@ interface Walk {
   readonly limits: WalkLimits;
   readonly storeBodies: boolean;
   readonly storeArchives: boolean;
+  readonly spansOfRaw: boolean;
   readonly parts: LeafPart[];
   readonly htmlCids: Set<string>;
   leafCount: number;
@@ -106,6 +113,7 @@ export async function walkMessage(
     limits,
     storeBodies: options.storeBodies ?? false,
     storeArchives: options.storeArchives ?? false,
+    spansOfRaw: options.spansOfRaw ?? false,
     parts: [],
     htmlCids: new Set(),
     leafCount: 0,
@@ -123,8 +131,20 @@ export async function walkMessage(
     fromHeaders: [],
   };
 
+  let received = 0;
+  source.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+  });
   try {
-    await walkLevel(walk, source, 0, [], (node) => Object.assign(top, readTopHeaders(node)));
+    const walked = await walkLevel(walk, source, 0, walk.spansOfRaw ? 0 : null, [], (node) =>
+      Object.assign(top, readTopHeaders(node)),
+    );
+    // Spans are counted from what mailsplit hands on; a count that does not come to the input
+    // means they are wrong, and a message stored with wrong spans would lose its documents.
+    if (walk.spansOfRaw && walked !== received)
+      throw new Error(
+        `the MIME walk counted ${walked} of the message's ${received} bytes; its parts cannot be located`,
+      );
   } catch (err) {
     source.resume();
     // Parts stored and ended before the failure are of no use either.
@@ -134,14 +154,29 @@ export async function walkMessage(
   return { ...top, parts: walk.parts.sort((a, b) => a.index - b.index), htmlCids: walk.htmlCids };
 }
 
-/** Walk one message: the top-level one, or one attached as message/rfc822 at `depth`. */
+/**
+ * Where the leaf being read lies in the raw copy: `start` its first body byte (null when
+ * this level of the message is not a span of the raw copy), `written` the body bytes handed
+ * to its decoder so far.
+ */
+interface LeafPosition {
+  readonly start: number | null;
+  written: number;
+}
+
+/**
+ * Walk one message: the top-level one, or one attached as message/rfc822 at `depth`.
+ * `base` is where its first byte lies in the raw copy (null: not a span of it). Resolves
+ * with the bytes of input mailsplit handed on (headers, bodies and boundaries).
+ */
 async function walkLevel(
   walk: Walk,
   input: Readable,
   depth: number,
+  base: number | null,
   prefix: readonly number[],
   onRoot?: (node: MimeNode) => void,
-): Promise<void> {
+): Promise<number> {
   const splitter = new Splitter({
     // Attached messages are walked by a nested walkLevel, whatever their disposition or
     // transfer encoding (mailsplit itself only enters inline, unencoded ones).
@@ -162,6 +197,12 @@ async function walkLevel(
   input.pipe(splitter);
 
   let sink: LeafSink | null = null;
+  let offset = 0;
+  let position: LeafPosition = { start: null, written: 0 };
+  const toSink = async (chunk: Buffer) => {
+    position.written += chunk.length;
+    await sink?.write(chunk);
+  };
   /**
    * A leaf's first body chunk when it is one line break alone, held until what follows shows
    * whose it is. RFC 2046 5.1.1 gives the line break before a boundary to the boundary, and
@@ -173,7 +214,7 @@ async function walkLevel(
   let held: Buffer | null = null;
   let leafBytes = 0;
   const release = async () => {
-    if (held !== null) await sink?.write(held);
+    if (held !== null) await toSink(held);
     held = null;
   };
   try {
@@ -183,17 +224,23 @@ async function walkLevel(
         await sink?.end();
         sink = null;
         leafBytes = 0;
+        offset += item._headerlen;
         if (item.root) onRoot?.(item);
         checkNesting(item);
-        if (item.multipart === false) sink = openLeaf(walk, item, depth, prefix);
+        if (item.multipart === false) {
+          position = { start: base === null ? null : base + offset, written: 0 };
+          sink = openLeaf(walk, item, depth, prefix, position);
+        }
       } else if (item.type === 'body') {
+        offset += item.value.length;
         if (leafBytes === 0 && sink !== null && isLineBreak(item.value)) held = Buffer.from(item.value);
         else {
           await release();
-          await sink?.write(item.value);
+          await toSink(item.value);
         }
         leafBytes += item.value.length;
       } else {
+        offset += item.value.length;
         // Multipart structure (a boundary line): the leaf before it has ended.
         if (startsWithLineBreak(item.value)) await release();
         held = null;
@@ -205,6 +252,7 @@ async function walkLevel(
     await release();
     await sink?.end();
     sink = null;
+    return offset;
   } catch (err) {
     await sink?.abort();
     const failure = walk.failure ?? inputError ?? asRefusal(asError(err), walk.limits);
@@ -228,13 +276,15 @@ function startsWithLineBreak(chunk: Buffer): boolean {
   return chunk[0] === 0x0d || chunk[0] === 0x0a;
 }
 
-/** mailsplit decodes base64 and quoted-printable; uuencode is decoded here (uudecoder.ts). */
-function transferDecoder(node: MimeNode): Transform {
-  return UUENCODE.has(node.encoding || '') ? new Uudecoder() : node.getDecoder();
-}
-
-function openLeaf(walk: Walk, node: MimeNode, depth: number, prefix: readonly number[]): LeafSink {
+function openLeaf(
+  walk: Walk,
+  node: MimeNode,
+  depth: number,
+  prefix: readonly number[],
+  position: LeafPosition,
+): LeafSink {
   const description = describeLeaf(node, prefix);
+  const encoding = node.encoding || '';
   // A message returned inside a report is not walked into (describe-leaf.ts, IN_REPORT): it
   // is one leaf, counted and skipped.
   if (node.contentType === 'message/rfc822' && description.exclusion === null) {
@@ -246,9 +296,14 @@ function openLeaf(walk: Walk, node: MimeNode, depth: number, prefix: readonly nu
       );
     }
     const innerPrefix = description.partNumber.split('.').map(Number);
-    return trackedSink(walk, transferDecoder(node), (decoded) =>
-      walkLevel(walk, decoded, depth + 1, innerPrefix),
-    );
+    const innerBase = passesThrough(encoding) ? position.start : null;
+    return trackedSink(walk, transferDecoder(encoding), async (decoded) => {
+      const walked = await walkLevel(walk, decoded, depth + 1, innerBase, innerPrefix);
+      if (walk.spansOfRaw && innerBase !== null && walked !== position.written)
+        throw new Error(
+          `the MIME walk counted ${walked} of the attached message's ${position.written} bytes; its parts cannot be located`,
+        );
+    });
   }
 
   walk.leafCount += 1;
@@ -259,20 +314,46 @@ function openLeaf(walk: Walk, node: MimeNode, depth: number, prefix: readonly nu
     );
   }
   const leaf = { ...description, index: walk.leafCount - 1, depth };
-  const decoder = transferDecoder(node);
+  const decoder = transferDecoder(encoding);
   // A uuencoded part without a name of its own is named by its `begin` line.
   const nameFromContent = decoder instanceof Uudecoder ? () => decoder.fileName : undefined;
+  const collect = walk.storeBodies && leaf.role === 'body' && depth === 0 ? collectBody : collectLeaf;
+  // A body taken as a document is stored as converted to UTF-8, never as a span.
+  const spanned = walk.spansOfRaw && position.start !== null && collect === collectLeaf;
+  const store = spanned ? spanStore(walk.store) : null;
   return trackedSink(walk, decoder, async (decoded) => {
     const context = {
-      store: walk.store,
+      store: store ?? walk.store,
       maxPartSize: walk.limits.maxPartSize,
       htmlCids: walk.htmlCids,
       storeArchives: walk.storeArchives,
       ...(nameFromContent ? { nameFromContent } : {}),
     };
-    const collect = walk.storeBodies && leaf.role === 'body' && depth === 0 ? collectBody : collectLeaf;
-    walk.parts.push(await collect(decoded, leaf, context));
+    const part = await collect(decoded, leaf, context);
+    // Every body byte has passed the decoder by now: the span is complete.
+    if (store?.spanned() && part.stored && position.start !== null) {
+      const start = position.start;
+      walk.store.recordSpan(part.index, { start, end: start + position.written, encoding });
+    }
+    walk.parts.push(part);
   });
+}
+
+/**
+ * The store one leaf of a walk over the raw copy sees: a document is not written (the walk
+ * records its span once it ends), a container is, to be opened after DATA.
+ */
+function spanStore(store: PartStore): PartStore & { spanned(): boolean } {
+  let spanned = false;
+  return {
+    openPart(index: number, purpose: PartPurpose): PartWriter {
+      if (purpose === 'container') return store.openPart(index, purpose);
+      spanned = true;
+      return { write: async () => undefined, end: async () => undefined, discard: async () => undefined };
+    },
+    recordSpan: (index, span) => store.recordSpan(index, span),
+    spanned: () => spanned,
+  };
 }
 
 function trackedSink(
@@ -292,8 +373,9 @@ function trackedSink(
 /** Record every writer opened; its discard() runs once however often it is called. */
 function trackWriters(store: PartStore, writers: PartWriter[]): PartStore {
   return {
-    openPart(index) {
-      const writer = store.openPart(index);
+    recordSpan: (index, span) => store.recordSpan(index, span),
+    openPart(index, purpose) {
+      const writer = store.openPart(index, purpose);
       let discarding: Promise<void> | null = null;
       const tracked: PartWriter = {
         write: (chunk) => writer.write(chunk),

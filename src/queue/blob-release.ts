@@ -2,7 +2,8 @@ import type { KeySpace } from '../record/keys.ts';
 import type { RedisClient } from './redis-connections.ts';
 
 /**
- * Remove an entry from the users of its blob and delete the blob when none is left, in one
+ * Remove an entry from the users of its blob and delete the blob (or the span of the raw copy
+ * that stands for it, stored-document.ts) when none is left, in one
  * script so that two uploads of the same bytes (one file to two workspaces, or attached twice)
  * cannot both see "one left". Removing an entry that is already gone changes nothing, so a job
  * that runs twice releases once.
@@ -10,7 +11,7 @@ import type { RedisClient } from './redis-connections.ts';
 const releaseScript = `
 redis.call('SREM', KEYS[1], ARGV[1])
 if redis.call('SCARD', KEYS[1]) == 0 then
-  redis.call('DEL', KEYS[2])
+  redis.call('DEL', KEYS[2], KEYS[3])
   return 1
 end
 return 0`;
@@ -24,9 +25,10 @@ export async function releaseBlob(
   const messageKeys = keys.message(ref.messageId);
   const deleted = await redis.eval(
     releaseScript,
-    2,
+    3,
     messageKeys.blobRefs(ref.sha256),
     messageKeys.blob(ref.sha256),
+    messageKeys.span(ref.sha256),
     String(ref.entry),
   );
   return deleted === 1;

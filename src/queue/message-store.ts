@@ -1,12 +1,15 @@
-import type { PartReader, PartStore, PartWriter } from '../mail/part-store.ts';
+import type { PartReader, PartSpan, PartStore, PartWriter } from '../mail/part-store.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { type AppendWriter, createAppendWriter } from './append-writer.ts';
 import type { RedisClient } from './redis-connections.ts';
 
 /**
- * Where one incoming message's bytes go while DATA streams in: the raw copy and the decoded
- * leaves, each appended to its own key under the message's hash tag. Nothing here is visible
- * to workers until the producer commits the message.
+ * Where one incoming message's bytes go while DATA streams in: the raw copy, appended to its
+ * key under the message's hash tag, and for each document part its span of the raw copy
+ * (kept here until the commit). Only parts that are not spans of the raw copy are written
+ * decoded, each to a key of its own: containers to be opened after DATA and what they hold,
+ * a body taken as a document. Nothing here is visible to workers until the producer commits
+ * the message.
  */
 export interface IncomingMessage {
   readonly messageId: string;
@@ -16,6 +19,8 @@ export interface IncomingMessage {
   readonly storedParts: PartReader;
   /** Every key written so far, for the commit and for cleanup. */
   partKeys(): ReadonlyMap<number, string>;
+  /** The document parts that are spans of the raw copy, written nowhere else. */
+  partSpans(): ReadonlyMap<number, PartSpan>;
   /**
    * The commit transaction stored this message: from now on its raw copy and blobs are the
    * record's, and discard() leaves them alone. Called by the producer right after the commit.
@@ -34,6 +39,7 @@ export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageI
   const messageKeys = keys.message(messageId);
   const raw = createAppendWriter(redis, messageKeys.raw);
   const writers = new Map<number, AppendWriter>();
+  const spans = new Map<number, PartSpan>();
   let committed = false;
 
   const parts: PartStore = {
@@ -41,6 +47,9 @@ export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageI
       const writer = createAppendWriter(redis, messageKeys.part(index));
       writers.set(index, writer);
       return writer;
+    },
+    recordSpan(index, span) {
+      spans.set(index, span);
     },
   };
 
@@ -60,6 +69,9 @@ export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageI
     storedParts,
     partKeys() {
       return new Map([...writers].map(([index, writer]) => [index, writer.key]));
+    },
+    partSpans() {
+      return spans;
     },
     markCommitted() {
       committed = true;

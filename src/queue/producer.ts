@@ -75,8 +75,9 @@ return 0`;
  * before enqueue() resolves. Order matters for crash safety:
  *   0. the delivery hash claimed (SET NX, a 15-second lease, released if the commit fails): a copy of the same delivery
  *      arriving meanwhile over another connection is asked to try again (451);
- *   1. one MULTI under the message's hash tag: parts renamed to their blobs, unused parts
- *      deleted, blob reference counts and the record (status `committed`);
+ *   1. one MULTI under the message's hash tag: parts renamed to their blobs (or, for a part
+ *      stored as its span of the raw copy, the span written), unused parts deleted, blob
+ *      reference counts and the record (status `committed`);
  *   2. the delivery hash remembered for a week → message id;
  *   3. the message added to the listing index (its own hash tag, so outside the MULTI), and
  *      the jobs added, with stable ids;
@@ -124,6 +125,7 @@ export function createProducer(options: ProducerOptions): Producer {
     const { incoming, entries } = message;
     const messageKeys = keys.message(incoming.messageId);
     const partKeys = incoming.partKeys();
+    const partSpans = incoming.partSpans();
     const refs = new Map<string, number[]>();
     const blobSource = new Map<string, number>();
     for (const entry of entries) {
@@ -135,8 +137,10 @@ export function createProducer(options: ProducerOptions): Producer {
     const multi = redis.multi();
     for (const [sha256, part] of blobSource) {
       const key = partKeys.get(part);
-      if (key === undefined) throw new Error(`part ${part} of ${incoming.messageId} was not stored`);
-      multi.rename(key, messageKeys.blob(sha256));
+      const span = partSpans.get(part);
+      if (key !== undefined) multi.rename(key, messageKeys.blob(sha256));
+      else if (span !== undefined) multi.set(messageKeys.span(sha256), JSON.stringify(span));
+      else throw new Error(`part ${part} of ${incoming.messageId} was not stored`);
     }
     for (const [part, key] of partKeys) if (!kept.has(part)) multi.del(key);
     for (const [sha256, users] of refs) multi.sadd(messageKeys.blobRefs(sha256), ...users);
@@ -145,7 +149,10 @@ export function createProducer(options: ProducerOptions): Producer {
     const ttl = options.messageTtlSeconds;
     multi.expire(messageKeys.raw, ttl).expire(messageKeys.record, ttl);
     for (const sha256 of blobSource.keys()) {
-      multi.expire(messageKeys.blob(sha256), ttl).expire(messageKeys.blobRefs(sha256), ttl);
+      multi
+        .expire(messageKeys.blob(sha256), ttl)
+        .expire(messageKeys.span(sha256), ttl)
+        .expire(messageKeys.blobRefs(sha256), ttl);
     }
     const results = await multi.exec();
     const failed = results?.find(([err]) => err !== null);

@@ -14,6 +14,11 @@ export interface MessageKeys {
   part(index: number): string;
   /** A stored attachment, content-addressed by the SHA-256 of its decoded bytes. */
   blob(sha256: string): string;
+  /**
+   * An attachment stored as part of the raw copy: where its bytes lie in it and how they are
+   * encoded (a PartSpan as JSON), in place of a blob.
+   */
+  span(sha256: string): string;
   /** The entries whose uploads still need a blob (a set of entry numbers per blob). */
   blobRefs(sha256: string): string;
   /** The message record (hash). */
@@ -47,6 +52,7 @@ export function createKeySpace(prefix: string): KeySpace {
         raw: `${base}:raw`,
         part: (index) => `${base}:part:${index}`,
         blob: (sha256) => `${base}:blob:${sha256}`,
+        span: (sha256) => `${base}:span:${sha256}`,
         blobRefs: (sha256) => `${base}:refs:${sha256}`,
         record: `${base}:record`,
       };

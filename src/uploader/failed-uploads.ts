@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../queue/redis-connections.ts';
+import { isDocumentStored } from '../queue/stored-document.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
@@ -41,7 +42,7 @@ export function createFailedUploads(options: FailedUploadsOptions) {
 
   async function describe(job: Awaited<ReturnType<typeof queue.getFailed>>[number]): Promise<FailedUpload> {
     const data = job.data;
-    const blobExists = (await redis.exists(keys.message(data.messageId).blob(data.sha256))) === 1;
+    const blobExists = await isDocumentStored(redis, keys, data);
     return {
       jobId: String(job.id),
       messageId: data.messageId,

@@ -6,6 +6,7 @@ import type { Document } from '../parsing-api/document-schema.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
 import { releaseBlob } from '../queue/blob-release.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
+import { readStoredDocument } from '../queue/stored-document.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
@@ -125,7 +126,7 @@ async function openRun(deps: UploadAttemptDeps, job: Job<UploadJobData>): Promis
   const { data } = job;
   const attempt = job.attemptsMade + 1;
   const entry = await deps.ledger.readEntry(data.messageId, data.entry);
-  const blob = await deps.redis.getBuffer(deps.keys.message(data.messageId).blob(data.sha256));
+  const blob = await readStoredDocument(deps.redis, deps.keys, data);
   const facts: AttemptFacts = {
     attempt,
     maxAttempts: job.opts.attempts ?? deps.attempts,

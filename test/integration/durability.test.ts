@@ -87,8 +87,9 @@ describe('durability and retention', () => {
         record.attachments[0]?.documentIdentifier ?? '',
       );
       expect(await redis.ttl(documentKey)).toBeGreaterThan(7000);
-      // The blob was released after its upload: nothing of the attachment stays behind.
-      expect(await redis.exists(keys.blob(record.attachments[0]?.sha256 ?? ''))).toBe(0);
+      // The document was released after its upload: nothing of the attachment stays behind.
+      const sha256 = record.attachments[0]?.sha256 ?? '';
+      expect(await redis.exists(keys.blob(sha256), keys.span(sha256), keys.blobRefs(sha256))).toBe(0);
       // Nothing the gateway wrote for this message lives for ever.
       const all = await redis.keys(`${harness.config.redis.prefix}:{${id}}:*`);
       for (const key of all) expect(await redis.ttl(key), key).toBeGreaterThan(0);

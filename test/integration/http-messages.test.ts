@@ -244,8 +244,9 @@ describe('HTTP API: messages, uploads, reset', () => {
     ).id;
     expect(await harness.settled(zeta, 0)).toBe('failed');
     // Zeta's stored attachment is gone, as when retention.messages has passed.
-    const [blob] = await reader.keys(`${prefix}:{${zeta}}:blob:*`);
-    await reader.del(blob ?? '');
+    const stored = await reader.keys(`${prefix}:{${zeta}}:span:*`);
+    expect(stored).toHaveLength(1);
+    await reader.del(...stored);
     expect((await call('POST', `/v1/uploads/${zeta}-0/retry`)).status).toBe(409);
 
     const { status, body } = await call('POST', '/v1/uploads/retry');

@@ -121,7 +121,9 @@ describe('real-world mail end to end', () => {
     const { data } = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
     const id = queuedId(data);
     // Nothing of the video is kept: no part or blob key of it, only the raw copy of the message.
-    expect(await redis.exists(`itest:{${id}}:blob:${sha256(video)}`)).toBe(0);
+    expect(
+      await redis.exists(`itest:{${id}}:blob:${sha256(video)}`, `itest:{${id}}:span:${sha256(video)}`),
+    ).toBe(0);
     expect(await redis.keys(`itest:{${id}}:part:*`)).toEqual([]);
     await harness.settled(id, 0);
     const record = await harness.record(id);

@@ -143,9 +143,14 @@ describe('Redis Cluster', () => {
     const message = keys.message('m1');
     const slots = new Set(
       await Promise.all(
-        [message.raw, message.record, message.blob('a'), message.blobRefs('a'), message.part(3)].map((key) =>
-          reader.cluster('KEYSLOT', key),
-        ),
+        [
+          message.raw,
+          message.record,
+          message.blob('a'),
+          message.span('a'),
+          message.blobRefs('a'),
+          message.part(3),
+        ].map((key) => reader.cluster('KEYSLOT', key)),
       ),
     );
     // One slot for every key of one message (one MULTI commits them)…

@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { PartStore, PartWriter } from '../../src/mail/part-store.ts';
+import type { PartSpan, PartStore, PartWriter } from '../../src/mail/part-store.ts';
 
 /** What the store saw of one part. */
 export interface MemoryPart {
@@ -16,6 +16,8 @@ export interface MemoryPart {
 
 export interface MemoryStore extends PartStore {
   readonly parts: Map<number, MemoryPart>;
+  /** The document parts a walk over the raw copy recorded as spans of it (WalkOptions.spansOfRaw). */
+  readonly spans: Map<number, PartSpan>;
   /** Emits `write` (index, chunk) for every write, before the write resolves. */
   readonly events: EventEmitter;
   /** From now on, writes stay pending until releaseWrites(). */
@@ -32,12 +34,18 @@ export interface MemoryStoreOptions {
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const keepBytes = options.keepBytes ?? true;
   const parts = new Map<number, MemoryPart>();
+  const spans = new Map<number, PartSpan>();
   const events = new EventEmitter();
   let gate: PromiseWithResolvers<void> | null = null;
 
   return {
     parts,
+    spans,
     events,
+    recordSpan(index, span) {
+      if (spans.has(index)) throw new Error(`span of part ${index} recorded twice`);
+      spans.set(index, span);
+    },
     holdWrites() {
       gate ??= Promise.withResolvers<void>();
     },

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../../queue/redis-connections.ts';
+import { isDocumentStored } from '../../queue/stored-document.ts';
 import { uploadJobId } from '../../queue/upload-queue.ts';
 import type { KeySpace } from '../../record/keys.ts';
 import type { MessageLedger } from '../../record/message-ledger.ts';
@@ -156,7 +157,8 @@ export function createConsole(options: ConsoleOptions) {
     if (record === null) return refuse(res, 404, `no message ${id ?? path}`);
     const stored = new Set<number>();
     for (const entry of record.attachments) {
-      if ((await redis.exists(keys.message(record.id).blob(entry.sha256))) === 1) stored.add(entry.entry);
+      if (await isDocumentStored(redis, keys, { messageId: record.id, sha256: entry.sha256 }))
+        stored.add(entry.entry);
     }
     const retryJob = (entry: number) => uploadJobId(record.id, entry);
     send(res, 200, messagePage({ record, stored, retryJob, csrf: session.csrf, signedIn }), headers);

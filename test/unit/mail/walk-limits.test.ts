@@ -236,6 +236,7 @@ describe('walkMessage: failures', () => {
   it('rejects with the store error and keeps reading the source to its end', async () => {
     const message = generatedMessage(2 * 1024 * 1024);
     const failing: PartStore = {
+      recordSpan: () => undefined,
       openPart: () => ({
         write: async () => {
           throw new Error('redis down');
