@@ -24,7 +24,7 @@ import { createQueueBoard, isBoardPath } from './queue-board.ts';
 import { json, refuse } from './respond.ts';
 import { createMessageSearch } from './search-messages.ts';
 import { createSettleNotifier } from './settle-notifier.ts';
-import { sendStoredBytes } from './stored-bytes.ts';
+import { sendRawCopy } from './stored-bytes.ts';
 import { listUploads, retryAllUploads, retryUpload } from './upload-routes.ts';
 
 export interface Readiness {
@@ -230,7 +230,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   }
 
   async function sendRaw(id: string, res: ServerResponse): Promise<void> {
-    const sent = await sendStoredBytes(res, redis, keys.message(id).raw, {
+    const sent = await sendRawCopy(res, redis, keys.message(id).raw, {
       'content-type': 'message/rfc822',
       'content-disposition': `attachment; filename="${id}.eml"`,
     });

@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { rawCopyLength, readRawRange } from '../queue/raw-copy.ts';
 import type { RedisClient } from '../queue/redis-connections.ts';
 
 /** Stored bytes are sent in ranges of this size: memory per download stays bounded. */
@@ -18,12 +19,34 @@ export async function sendStoredBytes(
   key: string,
   headers: OutgoingHttpHeaders,
 ): Promise<boolean> {
-  const length = await redis.strlen(key);
+  return sendRanges(res, await redis.strlen(key), headers, (start, end) =>
+    redis.getrangeBuffer(key, start, end - 1),
+  );
+}
+
+/** The same for the raw copy of a message, a hash of chunks (src/queue/raw-copy.ts). */
+export async function sendRawCopy(
+  res: ServerResponse,
+  redis: RedisClient,
+  key: string,
+  headers: OutgoingHttpHeaders,
+): Promise<boolean> {
+  return sendRanges(res, await rawCopyLength(redis, key), headers, (start, end) =>
+    readRawRange(redis, key, start, end),
+  );
+}
+
+async function sendRanges(
+  res: ServerResponse,
+  length: number,
+  headers: OutgoingHttpHeaders,
+  read: (start: number, end: number) => Promise<Buffer>,
+): Promise<boolean> {
   if (length === 0) return false;
   res.writeHead(200, { ...headers, 'content-length': String(length) });
   async function* ranges() {
     for (let start = 0; start < length; start += chunkBytes) {
-      yield await redis.getrangeBuffer(key, start, Math.min(start + chunkBytes, length) - 1);
+      yield await read(start, Math.min(start + chunkBytes, length));
     }
   }
   try {

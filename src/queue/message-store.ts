@@ -1,6 +1,7 @@
 import type { PartReader, PartSpan, PartStore, PartWriter } from '../mail/part-store.ts';
 import type { KeySpace } from '../record/keys.ts';
 import { type AppendWriter, createAppendWriter } from './append-writer.ts';
+import { createRawCopyWriter } from './raw-copy.ts';
 import type { RedisClient } from './redis-connections.ts';
 
 /**
@@ -37,7 +38,7 @@ export interface IncomingMessage {
 
 export function openIncomingMessage(redis: RedisClient, keys: KeySpace, messageId: string): IncomingMessage {
   const messageKeys = keys.message(messageId);
-  const raw = createAppendWriter(redis, messageKeys.raw);
+  const raw = createRawCopyWriter(redis, messageKeys.raw);
   const writers = new Map<number, AppendWriter>();
   const spans = new Map<number, PartSpan>();
   let committed = false;

@@ -4,6 +4,7 @@ import { finished } from 'node:stream/promises';
 import type { PartSpan } from '../mail/part-store.ts';
 import { transferDecoder } from '../mail/transfer-decoder.ts';
 import type { KeySpace } from '../record/keys.ts';
+import { RAW_CHUNK_BYTES, readRawRange } from './raw-copy.ts';
 import type { RedisClient } from './redis-connections.ts';
 
 /** One stored document of a message: its bytes are named by their SHA-256. */
@@ -12,8 +13,8 @@ export interface DocumentRef {
   readonly sha256: string;
 }
 
-/** The raw copy is read in ranges of this size: what one read holds stays bounded. */
-const rangeBytes = 1024 * 1024;
+/** The raw copy is read a few chunks at a time: what one read holds stays bounded. */
+const rangeBytes = 4 * RAW_CHUNK_BYTES;
 
 /**
  * The bytes of a stored document, or null when they are no longer stored (every upload of
@@ -59,12 +60,7 @@ async function decodeSpan(
   const ended = finished(decoder);
   try {
     for (let start = span.start; start < span.end; start += rangeBytes) {
-      const last = Math.min(start + rangeBytes, span.end) - 1;
-      const range = await redis.getrangeBuffer(rawKey, start, last);
-      if (range.length !== last - start + 1)
-        throw new Error(
-          `the raw copy of ${ref.messageId} ends before document ${ref.sha256} (bytes ${span.start}-${span.end})`,
-        );
+      const range = await readRawRange(redis, rawKey, start, Math.min(start + rangeBytes, span.end));
       if (!decoder.write(range)) await once(decoder, 'drain');
     }
     decoder.end();

@@ -8,7 +8,7 @@
  * transaction spans two tags.
  */
 export interface MessageKeys {
-  /** The e-mail as received (string, appended in chunks). */
+  /** The e-mail as received: a hash of fixed-size chunks (src/queue/raw-copy.ts). */
   raw: string;
   /** The decoded bytes of leaf `index` while the message arrives (renamed to its blob at commit). */
   part(index: number): string;

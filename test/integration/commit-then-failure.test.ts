@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { openIncomingMessage } from '../../src/queue/message-store.ts';
 import { createProducer } from '../../src/queue/producer.ts';
+import { rawCopyLength, readRawRange } from '../../src/queue/raw-copy.ts';
 import { createUploadQueue } from '../../src/queue/upload-queue.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { createMessageIndex } from '../../src/record/message-index.ts';
@@ -106,7 +107,8 @@ describe('a failure after the commit', () => {
         summary: summary('m2'),
       });
       expect(result).toEqual({ messageId: 'm1', duplicate: true });
-      expect(await redis.getBuffer(keys.message('m1').raw)).toEqual(Buffer.from('Subject: x\r\n'));
+      expect(await readRawRange(redis, keys.message('m1').raw, 0, 12)).toEqual(Buffer.from('Subject: x\r\n'));
+      expect(await rawCopyLength(redis, keys.message('m1').raw)).toBe(12);
       expect(await redis.exists(keys.message('m2').raw)).toBe(0);
       expect((await ledger.read('m1'))?.status).toBe('enqueued');
     } finally {

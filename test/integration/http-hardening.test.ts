@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRawCopyWriter } from '../../src/queue/raw-copy.ts';
 import { createKeySpace, type KeySpace } from '../../src/record/keys.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
@@ -80,7 +81,9 @@ describe('HTTP API hardening', () => {
   it('ends a download whose client went away mid-stream', async () => {
     // 32 MiB: far more than the socket buffers hold, so the client leaves mid-stream.
     const id = 'abortedmidstream';
-    await redis.set(keys.message(id).raw, Buffer.alloc(32 * 1024 * 1024, 'a'));
+    const raw = createRawCopyWriter(redis, keys.message(id).raw);
+    await raw.write(Buffer.alloc(32 * 1024 * 1024, 'a'));
+    await raw.end();
     const from = harness.logs.lines.length;
     const req = request(new URL(`/v1/messages/${id}/raw`, harness.httpUrl));
     req.on('error', () => {

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawCopyLength } from '../../src/queue/raw-copy.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { composeMessage, uniquePdf } from '../support/messages.ts';
@@ -50,7 +51,7 @@ describe('shutdown', () => {
       const keys = createKeySpace(harness.config.redis.prefix);
       const id = queuedId(reply);
       expect(await redis.hget(keys.message(id).record, 'status')).toBe('enqueued');
-      expect(await redis.strlen(keys.message(id).raw)).toBeGreaterThan(0);
+      expect(await rawCopyLength(redis, keys.message(id).raw)).toBeGreaterThan(0);
     } finally {
       redis.disconnect();
     }

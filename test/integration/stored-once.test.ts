@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createRawCopyWriter,
+  RAW_CHUNK_BYTES,
+  rawCopyLength,
+  readRawRange,
+} from '../../src/queue/raw-copy.ts';
 import { isDocumentStored, readStoredDocument } from '../../src/queue/stored-document.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
@@ -31,7 +37,9 @@ describe('a document stored as its span of the raw copy', () => {
   });
 
   it('is decoded from the raw copy with the walk decoder and checked against its SHA-256', async () => {
-    await redis.set(message.raw, raw);
+    const writer = createRawCopyWriter(redis, message.raw);
+    await writer.write(raw);
+    await writer.end();
     await redis.set(message.span(sha256(pdf)), JSON.stringify(span));
     const ref = { messageId: 'm1', sha256: sha256(pdf) };
     expect(await readStoredDocument(redis, keys, ref)).toEqual(pdf);
@@ -45,9 +53,7 @@ describe('a document stored as its span of the raw copy', () => {
       /decodes from the raw copy to other bytes/,
     );
     await redis.set(message.span(wrong.sha256), JSON.stringify({ ...span, end: raw.length + 10 }));
-    await expect(readStoredDocument(redis, keys, wrong)).rejects.toThrow(
-      /raw copy of m1 ends before document/,
-    );
+    await expect(readStoredDocument(redis, keys, wrong)).rejects.toThrow(/does not hold bytes/);
     await redis.set(message.span(wrong.sha256), '{"start":1}');
     await expect(readStoredDocument(redis, keys, wrong)).rejects.toThrow(/is unreadable/);
   });
@@ -58,6 +64,60 @@ describe('a document stored as its span of the raw copy', () => {
     expect(await isDocumentStored(redis, keys, ref)).toBe(false);
     await redis.set(keys.message('m2').blob(ref.sha256), 'blob bytes');
     expect(await readStoredDocument(redis, keys, ref)).toEqual(Buffer.from('blob bytes'));
+  });
+});
+
+describe('the raw copy, a hash of fixed-size chunks', () => {
+  let server: TestRedis;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server.close();
+  });
+
+  it('gives back any range of what was written, in writes of any size', async () => {
+    const bytes = Buffer.from(
+      Array.from({ length: 3 * RAW_CHUNK_BYTES + 1234 }, (_, at) => (at * 7919) % 251),
+    );
+    const writer = createRawCopyWriter(redis, 'copy');
+    for (let at = 0, size = 1; at < bytes.length; at += size, size = (size * 3 + 17) % 300_000)
+      await writer.write(bytes.subarray(at, at + size));
+    await writer.end();
+    expect(writer.bytes).toBe(bytes.length);
+    expect(await redis.hlen('copy')).toBe(4);
+    expect(await rawCopyLength(redis, 'copy')).toBe(bytes.length);
+    for (const [start, end] of [
+      [0, bytes.length],
+      [RAW_CHUNK_BYTES - 5, RAW_CHUNK_BYTES + 5],
+      [10, 20],
+      [2 * RAW_CHUNK_BYTES, 3 * RAW_CHUNK_BYTES + 1234],
+      [7, 7],
+    ] as const)
+      expect(await readRawRange(redis, 'copy', start, end)).toEqual(bytes.subarray(start, end));
+    await expect(readRawRange(redis, 'copy', 0, bytes.length + 1)).rejects.toThrow(/does not hold bytes/);
+    expect(await rawCopyLength(redis, 'nothing')).toBe(0);
+  });
+
+  it('costs Redis little more than its bytes', async () => {
+    const writer = createRawCopyWriter(redis, 'big');
+    const size = 7 * 1024 * 1024 + 12_345;
+    for (let at = 0; at < size; at += 65_536)
+      await writer.write(Buffer.alloc(Math.min(65_536, size - at), 0x41));
+    await writer.end();
+    const usage = Number(await redis.call('MEMORY', 'USAGE', 'big', 'SAMPLES', '0'));
+    expect(usage / size).toBeLessThan(1.01);
+  });
+
+  it('is deleted whole when discarded', async () => {
+    const writer = createRawCopyWriter(redis, 'gone');
+    await writer.write(Buffer.alloc(RAW_CHUNK_BYTES * 2, 1));
+    await writer.discard();
+    expect(await redis.exists('gone')).toBe(0);
   });
 });
 
@@ -98,7 +158,7 @@ describe('an accepted message is stored once', () => {
       ].sort(),
     );
     // The bytes are in Redis once: every key but the raw copy is small.
-    expect(await redis.strlen(messageKeys.raw)).toBe(message.length);
+    expect(await rawCopyLength(redis, messageKeys.raw)).toBe(message.length);
     for (const sha of [sha256(first), sha256(second)])
       expect(await redis.strlen(messageKeys.span(sha))).toBeLessThan(200);
     expect(await readStoredDocument(redis, keys, { messageId: id, sha256: sha256(first) })).toEqual(first);
