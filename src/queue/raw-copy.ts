@@ -7,13 +7,15 @@ import type { RedisClient } from './redis-connections.ts';
  * quarter more memory than its bytes (Redis preallocates up to 1 MB on every append and
  * jemalloc rounds a large allocation up to its size class), and is copied on each regrowth;
  * a chunk written once by HSET is allocated at its size, and this size fills its jemalloc
- * class (256 KiB) with room for the string's header. One key still holds the whole message,
- * so it expires, moves between Cluster slots and is deleted as one.
+ * class (64 KiB) with room for the string's header. Only the last chunk is rounded up, by
+ * less than a fifth of it (jemalloc spaces its classes four to a doubling): small chunks
+ * keep that small for a 100 KB message too, at one HSET per 64 KiB. One key still holds
+ * the whole message, so it expires, moves between Cluster slots and is deleted as one.
  */
-export const RAW_CHUNK_BYTES = 256 * 1024 - 64;
+export const RAW_CHUNK_BYTES = 64 * 1024 - 64;
 
 export interface RawCopyWriterOptions {
-  /** HSETs allowed in flight before write() waits; default 2: the socket stays busy, memory per message stays about 3 chunks. */
+  /** HSETs allowed in flight before write() waits; default 8: the socket stays busy, memory per message stays under 600 KiB. */
   maxInFlight?: number;
   /** Seconds the key lives from its first write (the commit sets the final TTL); default 86400. */
   ttlSeconds?: number;
@@ -25,7 +27,7 @@ export function createRawCopyWriter(
   key: string,
   options: RawCopyWriterOptions = {},
 ): AppendWriter {
-  const maxInFlight = options.maxInFlight ?? 2;
+  const maxInFlight = options.maxInFlight ?? 8;
   const ttlSeconds = options.ttlSeconds ?? 86_400;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
