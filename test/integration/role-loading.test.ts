@@ -11,7 +11,8 @@ const recorder = fileURLToPath(new URL('../support/record-loaded-modules.ts', im
 /**
  * An idle daemon's memory is mostly the modules it has loaded: each role loads only its own
  * (an SMTP-only daemon neither the uploader nor the parsing API's HTTP client, a worker not
- * smtp-server). The daemon runs as operators run it, with a hook that lists every module it loads.
+ * smtp-server), and Bull Board, which few operators open, loads on its first request. The
+ * daemon runs as operators run it, with a hook that lists every module it loads.
  */
 describe('which modules each role loads', () => {
   let redis: TestRedis;
@@ -58,13 +59,21 @@ describe('which modules each role loads', () => {
     '/src/parsing-api/api-transport.ts',
     '/node_modules/undici/',
   ];
+  const board = ['/node_modules/@bull-board/', '/node_modules/hono/', '/node_modules/@hono/'];
 
-  it('an SMTP daemon does not load the uploader', async () => {
-    const { loaded } = await start('smtp');
+  it('an SMTP daemon loads neither the uploader nor Bull Board until the board is asked for', async () => {
+    const { daemon, loaded } = await start('smtp');
     const idle = await loaded();
     // The hook saw the daemon's dependencies: the list is not empty for another reason.
     expect(from(idle, '/node_modules/smtp-server/')).not.toEqual([]);
     expect(from(idle, ...uploader)).toEqual([]);
+    expect(from(idle, ...board)).toEqual([]);
+
+    const page = await fetch(new URL('/admin/queues', daemon.httpUrl));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('ingest-gateway');
+    expect(from(await loaded(), '/node_modules/@bull-board/api/')).not.toEqual([]);
+    expect(from(await loaded(), ...uploader)).toEqual([]);
   }, 30_000);
 
   it('a worker loads the uploader and not smtp-server', async () => {
