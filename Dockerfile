@@ -1,17 +1,28 @@
-# The gateway image: Node 24 runs the TypeScript sources directly (type stripping), so the
-# image holds the sources and the production dependencies, and no build step.
+# The gateway image. A build stage compiles the TypeScript sources to JavaScript (dist/,
+# `npm run build`): the daemon then runs without node's type stripper, about 20 MiB less
+# memory at idle. The image holds dist/ and the production dependencies.
+FROM node:24-slim AS build
+WORKDIR /app
+# The compiler is a development dependency; no install scripts are needed to run it.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.ts ./scripts/
+COPY src ./src
+RUN node scripts/build.ts
+
 FROM node:24-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY src ./src
+COPY --from=build /app/dist ./dist
 COPY config ./config
 # Not root: the ports are above 1024 (map 25 to 2525 to run as an MX).
 USER node
 EXPOSE 2525 8025
 # node is PID 1 and handles SIGTERM itself: no new mail, sessions in DATA and uploads in
 # flight finish, then it exits (within smtp.closeTimeout + upload.closeTimeout + 5 s).
-ENTRYPOINT ["node", "src/cli.ts"]
+ENTRYPOINT ["node", "dist/cli.js"]
 # Every setting from the environment: see config/gateway.container.yaml.
 CMD ["start", "--config", "config/gateway.container.yaml"]

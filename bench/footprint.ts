@@ -1,6 +1,6 @@
 /**
- * What holds the gateway's memory: its modules, imported in steps in a fresh process
- * (bench/measure/import-steps.mjs: resident set and V8 heap after each), then the idle
+ * What holds the gateway's memory: its modules as built to dist/, imported in steps in a fresh
+ * process (bench/measure/import-steps.mjs: resident set and V8 heap after each), then the idle
  * `--role smtp` daemon (no mock API) as its own metrics describe it: resident set, V8 heap
  * used and reserved, memory outside the heap.
  *
@@ -11,11 +11,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { loadAverage, memoryMiB } from './measure/process-stats.ts';
 import { textTable } from './measure/text-table.ts';
-import { startGatewayProcess } from './peers/gateway-process.ts';
+import { buildGateway, startGatewayProcess } from './peers/gateway-process.ts';
 
 const run = promisify(execFile);
 
 export async function footprintBenchmark(): Promise<void> {
+  await buildGateway();
   const { stdout } = await run(process.execPath, [
     '--expose-gc',
     new URL('measure/import-steps.mjs', import.meta.url).pathname,

@@ -19,9 +19,7 @@ import { createUploadQueue } from './queue/upload-queue.ts';
 import { createKeySpace } from './record/keys.ts';
 import { createMessageIndex } from './record/message-index.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
-import { startIntakeRole } from './roles/intake-role.ts';
 import type { RoleContext, RunningSettings } from './roles/role-context.ts';
-import { startUploadRole } from './roles/upload-role.ts';
 import type { DnsResolver } from './sender/dns-resolver.ts';
 import type { SmtpIntake } from './smtp/create-smtp-server.ts';
 import { createCompletionQueue } from './uploader/completion-queue.ts';
@@ -180,9 +178,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...(options.random ? { random: options.random } : {}),
       ...(options.resolver ? { resolver: options.resolver } : {}),
     };
-    if (role === 'all' || role === 'worker') worker = await startUploadRole(context, workspaces);
+    // Each role's modules load only in a process that runs it: an SMTP-only daemon never loads
+    // the uploader and the parsing API's HTTP client (undici), a worker never smtp-server and
+    // the MIME walk.
+    if (role === 'all' || role === 'worker') {
+      const { startUploadRole } = await import('./roles/upload-role.ts');
+      worker = await startUploadRole(context, workspaces);
+    }
     let smtpPort: number | null = null;
     if (role === 'all' || role === 'smtp') {
+      const { startIntakeRole } = await import('./roles/intake-role.ts');
       const started = await startIntakeRole(context, routeTable, config.http.publicUrl ?? httpUrl);
       smtp = started.smtp;
       smtpPort = started.port;

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { startDaemon } from '../../test/support/daemon-process.ts';
 import { startRedis, type TestRedis } from '../../test/support/redis-server.ts';
@@ -9,7 +11,8 @@ import type { BenchServer } from './bench-server.ts';
 
 /**
  * The gateway as the benchmark runs it: `ingest-gateway start --role <role>` in its own
- * process, on a redis-server of its own (AOF, fsync every second, as DESIGN.md asks of
+ * process, built to JavaScript as the image runs it (dist/cli.js, built afresh once per
+ * benchmark run), on a redis-server of its own (AOF, fsync every second, as DESIGN.md asks of
  * production), with the generated bench configuration.
  */
 export interface GatewayUnderBench extends BenchServer {
@@ -30,6 +33,16 @@ export interface GatewayStartOptions extends Omit<BenchConfigOptions, 'redisUrl'
   name?: string;
 }
 
+let built: Promise<string> | undefined;
+
+/** Builds dist/ from the sources of this checkout, once per process; resolves with its cli.js. */
+export function buildGateway(): Promise<string> {
+  built ??= promisify(execFile)(process.execPath, [
+    new URL('../../scripts/build.ts', import.meta.url).pathname,
+  ]).then(() => new URL('../../dist/cli.js', import.meta.url).pathname);
+  return built;
+}
+
 /** A private redis-server with the durability DESIGN.md asks for. */
 export function startBenchRedis(): Promise<TestRedis> {
   return startRedis({
@@ -44,6 +57,7 @@ export function startBenchRedis(): Promise<TestRedis> {
 }
 
 export async function startGatewayProcess(options: GatewayStartOptions): Promise<GatewayUnderBench> {
+  const entry = await buildGateway();
   const ownRedis = options.redisUrl === undefined ? await startBenchRedis() : null;
   const redisUrl = options.redisUrl ?? ownRedis?.url ?? '';
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -58,7 +72,7 @@ export async function startGatewayProcess(options: GatewayStartOptions): Promise
     const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
     await writeFile(configPath, benchConfigFile({ ...options, redisUrl }).text);
     // The harness reads the "ready" line at info; a bench asking for warn gets warn by its file.
-    const daemon = await startDaemon(configPath, options.role ?? 'smtp', 'info', options.env ?? {});
+    const daemon = await startDaemon(configPath, options.role ?? 'smtp', 'info', options.env ?? {}, entry);
     const role = options.role ?? 'smtp';
     return {
       name: options.name ?? `ingest-gateway --role ${role}`,

@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type ContainedEntry,
@@ -51,7 +52,10 @@ export interface ContainerUnpacker {
   ): Promise<void>;
 }
 
-const workerPath = fileURLToPath(new URL('./container-worker.ts', import.meta.url));
+// The worker's file is built beside this one: .ts when the sources run, .js from dist/.
+const workerPath = fileURLToPath(
+  new URL(`./container-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
 
 /**
  * Opens each container in a process of its own (container-worker.ts), a bounded number at a

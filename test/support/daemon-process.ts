@@ -35,10 +35,12 @@ export async function startDaemon(
   logLevel = 'info',
   /** More environment for the process, e.g. NODE_OPTIONS. */
   env: Record<string, string> = {},
+  /** The command line's module: the sources, or the built dist/cli.js (the benchmarks). */
+  entry = 'src/cli.ts',
 ): Promise<DaemonProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['src/cli.ts', 'start', '--config', configPath, '--role', role],
+    [entry, 'start', '--config', configPath, '--role', role],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LOG_LEVEL: logLevel, ...env },

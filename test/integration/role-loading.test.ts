@@ -1,0 +1,85 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
+import { startRedis, type TestRedis } from '../support/redis-server.ts';
+
+const recorder = fileURLToPath(new URL('../support/record-loaded-modules.ts', import.meta.url));
+
+/**
+ * An idle daemon's memory is mostly the modules it has loaded: each role loads only its own
+ * (an SMTP-only daemon neither the uploader nor the parsing API's HTTP client, a worker not
+ * smtp-server), and Bull Board, which few operators open, loads on its first request. The
+ * daemon runs as operators run it, with a hook that lists every module it loads.
+ */
+describe('which modules each role loads', () => {
+  let redis: TestRedis;
+  let dir: string;
+  let daemon: DaemonProcess | undefined;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    dir = await mkdtemp(join(tmpdir(), 'role-loading-'));
+  });
+  afterEach(async () => {
+    daemon?.signal('SIGKILL');
+    await daemon?.exited;
+    daemon = undefined;
+  });
+  afterAll(async () => {
+    await redis?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Starts the daemon in `role`; `loaded()` lists the modules it has loaded so far. */
+  async function start(role: 'smtp' | 'worker') {
+    const configPath = join(dir, `${role}.yaml`);
+    const listPath = join(dir, `${role}.modules`);
+    await writeDaemonConfig(configPath, {
+      redis: { url: redis.url },
+      // The parsing service, not the mock (which would load an HTTP client of its own); this
+      // test never uploads, so nothing needs to answer there.
+      api: { baseUrl: 'http://127.0.0.1:9', apiKey: 'role-loading-key' },
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+    });
+    daemon = await startDaemon(configPath, role, 'info', {
+      NODE_OPTIONS: `--import ${recorder}`,
+      LOADED_MODULES_FILE: listPath,
+    });
+    const loaded = async () => (await readFile(listPath, 'utf8')).split('\n').filter(Boolean);
+    return { daemon, loaded };
+  }
+
+  const from = (urls: string[], ...parts: string[]) =>
+    urls.filter((url) => parts.some((part) => url.includes(part)));
+  const uploader = [
+    '/src/uploader/upload-worker.ts',
+    '/src/parsing-api/api-transport.ts',
+    '/node_modules/undici/',
+  ];
+  const board = ['/node_modules/@bull-board/', '/node_modules/hono/', '/node_modules/@hono/'];
+
+  it('an SMTP daemon loads neither the uploader nor Bull Board until the board is asked for', async () => {
+    const { daemon, loaded } = await start('smtp');
+    const idle = await loaded();
+    // The hook saw the daemon's dependencies: the list is not empty for another reason.
+    expect(from(idle, '/node_modules/smtp-server/')).not.toEqual([]);
+    expect(from(idle, ...uploader)).toEqual([]);
+    expect(from(idle, ...board)).toEqual([]);
+
+    const page = await fetch(new URL('/admin/queues', daemon.httpUrl));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('ingest-gateway');
+    expect(from(await loaded(), '/node_modules/@bull-board/api/')).not.toEqual([]);
+    expect(from(await loaded(), ...uploader)).toEqual([]);
+  }, 30_000);
+
+  it('a worker loads the uploader and not smtp-server', async () => {
+    const { loaded } = await start('worker');
+    const idle = await loaded();
+    expect(from(idle, '/src/uploader/upload-worker.ts')).not.toEqual([]);
+    expect(from(idle, '/node_modules/smtp-server/', '/src/smtp/create-smtp-server.ts')).toEqual([]);
+  }, 30_000);
+});
