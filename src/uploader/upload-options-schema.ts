@@ -31,8 +31,17 @@ const regionBiasSchema = z
     error: 'give at least one of country, countries, squareCoordinates',
   });
 
-/** ICU's English language names: a code it cannot name is not an ISO 639 code. */
-const languageNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+/**
+ * ICU's English language names: a code it cannot name is not an ISO 639 code. Made on the
+ * first language checked: loading ICU's display names costs a process about 7 MiB, which a
+ * configuration without `language` need not pay.
+ */
+let languageNames: Intl.DisplayNames | undefined;
+
+function isLanguageName(code: string): boolean {
+  languageNames ??= new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+  return languageNames.of(code) !== undefined;
+}
 
 /**
  * Codes withdrawn from ISO 639-1, which ICU still names (it maps them to their successors):
@@ -60,7 +69,7 @@ const languageSchema = z.string().transform((text, ctx) => {
     ctx.addIssue({ code: 'custom', message: 'for Chinese give zh-cn (simplified) or zh-tw (traditional)' });
   } else if (current) {
     ctx.addIssue({ code: 'custom', message: `${code} was withdrawn from ISO 639-1; give ${current}` });
-  } else if (!/^[a-z]{2}$/.test(code) || languageNames.of(code) === undefined) {
+  } else if (!/^[a-z]{2}$/.test(code) || !isLanguageName(code)) {
     ctx.addIssue({
       code: 'custom',
       message: `expected an ISO 639-1 language code (en, de, vi) or zh-cn/zh-tw, got ${JSON.stringify(text)}`,
