@@ -11,7 +11,15 @@ import { dirname, join, normalize, relative } from 'node:path';
  * import its own files and the units of lower layers, never a unit of its own layer or above.
  */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'logger.ts', 'metrics.ts', 'config-fields.ts', 'lifecycle.ts', 'live-settings.ts'],
+  [
+    'errors.ts',
+    'logger.ts',
+    'metrics.ts',
+    'config-fields.ts',
+    'english-issues.ts',
+    'lifecycle.ts',
+    'live-settings.ts',
+  ],
   ['mail', 'sender', 'parsing-api'],
   ['record'],
   ['queue'],

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import { z } from 'zod/mini';
 
 /**
  * `ingest-gateway send --wait`: reads the gateway's record of the message it queued
@@ -18,10 +18,10 @@ const recordSchema = z.object({
   attachments: z.array(
     z.object({
       fileName: z.string(),
-      workspace: z.string().nullable(),
+      workspace: z.nullable(z.string()),
       state: z.string(),
-      reason: z.string().nullable(),
-      documentIdentifier: z.string().nullable(),
+      reason: z.nullable(z.string()),
+      documentIdentifier: z.nullable(z.string()),
     }),
   ),
 });

@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
+import { englishIssueMessages } from '../english-issues.ts';
 
 /**
  * How a validation issue reads in `check-config`: one `path: message` line per problem,
@@ -32,9 +33,10 @@ export function formatIssue(issue: Issue): string[] {
 
 /**
  * The messages for issues whose schema gives none. zod's defaults speak of its own types
- * ("Invalid input: expected string, received undefined"); these speak of the file.
+ * ("Invalid input: expected string, received undefined"); these speak of the file. Others
+ * read as zod's English words them ("Invalid option: expected one of ...").
  */
-export function configErrorMap(issue: RawIssue): string | undefined {
+export function configErrorMap(issue: RawIssue): ReturnType<typeof englishIssueMessages> {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return 'is required';
@@ -50,7 +52,7 @@ export function configErrorMap(issue: RawIssue): string | undefined {
       return known.length > 0 ? `unknown key; expected one of ${known.join(', ')}` : 'unknown key';
     }
     default:
-      return undefined;
+      return englishIssueMessages(issue);
   }
 }
 

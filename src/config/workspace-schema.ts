@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { nonEmptyString } from '../config-fields.ts';
 import { intakeWorkspaceFields } from '../intake/intake-settings-schema.ts';
 import { routeKey } from '../intake/route-table.ts';
@@ -16,24 +16,30 @@ export const workspaceSchema = z.strictObject({
   /** Workspace identifier, sent as `workspace`. */
   identifier: nonEmptyString(),
   /** The address senders write to; RCPT TO for any other address is refused. */
-  ingestEmail: z.string().transform((text, ctx) => {
-    const normalized = normalizeAddress(text);
-    if (normalized === null) {
-      ctx.addIssue({ code: 'custom', message: `expected an e-mail address, got ${JSON.stringify(text)}` });
-      return z.NEVER;
-    }
-    return normalized.address;
-  }),
+  ingestEmail: z.pipe(
+    z.string(),
+    z.transform((text: string, ctx) => {
+      const normalized = normalizeAddress(text);
+      if (normalized === null) {
+        ctx.issues.push({
+          code: 'custom',
+          message: `expected an e-mail address, got ${JSON.stringify(text)}`,
+          input: text,
+        });
+        return z.NEVER;
+      }
+      return normalized.address;
+    }),
+  ),
   ...senderWorkspaceFields,
   ...intakeWorkspaceFields,
   ...uploadWorkspaceFields,
 });
 
 /** The workspaces, at least one, no two with the same ingest address. */
-export const workspacesSchema = z
-  .array(workspaceSchema)
-  .min(1, { error: 'expected at least one workspace' })
-  .superRefine((workspaces, ctx) => {
+export const workspacesSchema = z.array(workspaceSchema).check(
+  z.minLength(1, { error: 'expected at least one workspace' }),
+  z.superRefine((workspaces, ctx) => {
     const seen = new Map<string, number>();
     workspaces.forEach((workspace, index) => {
       const address = normalizeAddress(workspace.ingestEmail);
@@ -50,4 +56,5 @@ export const workspacesSchema = z
         message: `${workspace.ingestEmail} is already the ingest address of workspaces[${first}]`,
       });
     });
-  });
+  }),
+);

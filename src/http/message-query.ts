@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
+import { englishIssueMessages } from '../english-issues.ts';
 import type { MessageFilter } from '../record/message-filter.ts';
 import type { IndexPosition } from '../record/message-index.ts';
 import { attachmentStates } from '../record/message-record.ts';
@@ -20,19 +21,19 @@ export const maxLimit = 100;
 /** Seconds a long poll may be asked to wait: long enough for an upload, short of proxy timeouts. */
 export const maxWaitSeconds = 120;
 
-const text = z.string().trim().min(1, { error: 'must not be empty' }).max(500);
+const text = z.string().check(z.trim(), z.minLength(1, { error: 'must not be empty' }), z.maxLength(500));
 const querySchema = z.strictObject({
-  from: text.optional(),
-  to: text.optional(),
-  workspace: text.optional(),
-  state: z.enum(attachmentStates, { error: `expected one of ${attachmentStates.join(', ')}` }).optional(),
-  q: text.optional(),
-  since: z.iso
-    .datetime({ offset: true, error: 'expected an ISO 8601 time, e.g. 2024-05-01T12:00:00Z' })
-    .optional(),
-  limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
-  cursor: z.string().optional(),
-  wait: z.coerce.number().int().min(1).max(maxWaitSeconds).optional(),
+  from: z.optional(text),
+  to: z.optional(text),
+  workspace: z.optional(text),
+  state: z.optional(z.enum(attachmentStates, { error: `expected one of ${attachmentStates.join(', ')}` })),
+  q: z.optional(text),
+  since: z.optional(
+    z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time, e.g. 2024-05-01T12:00:00Z' }),
+  ),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(maxLimit)), defaultLimit),
+  cursor: z.optional(z.string()),
+  wait: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(maxWaitSeconds))),
 });
 
 /** The query, or every problem in it (a parameter given twice, an unknown one, a bad value). */
@@ -43,7 +44,7 @@ export function parseMessageQuery(params: URLSearchParams): MessageQuery | { pro
     if (name in raw) problems.push(`${name}: given more than once`);
     raw[name] = value;
   }
-  const parsed = querySchema.safeParse(raw);
+  const parsed = querySchema.safeParse(raw, { error: englishIssueMessages });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const name = issue.path.join('.');

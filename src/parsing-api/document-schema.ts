@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 
 /**
  * The response bodies of the parsing API that the uploader reads: the Document parse result
@@ -15,60 +15,60 @@ import { z } from 'zod';
 const isoDateTime = z.string();
 
 const documentReferenceSchema = z.object({
-  identifier: z.string().nullish(),
-  customIdentifier: z.string().nullish(),
+  identifier: z.nullish(z.string()),
+  customIdentifier: z.nullish(z.string()),
 });
 
 export const documentWarningSchema = z.object({
   warningCode: z.string(),
-  warningDetail: z.string().nullish(),
+  warningDetail: z.nullish(z.string()),
 });
 
 export const documentErrorSchema = z.object({
   errorCode: z.string(),
-  errorDetail: z.string().nullish(),
+  errorDetail: z.nullish(z.string()),
 });
 
 export const documentMetaSchema = z.object({
-  identifier: z.string().min(1),
-  customIdentifier: z.string().nullish(),
-  fileName: z.string().nullish(),
-  ready: z.boolean().nullish(),
-  readyDt: isoDateTime.nullish(),
-  failed: z.boolean().nullish(),
-  expiryTime: isoDateTime.nullish(),
-  language: z.string().nullish(),
-  pdf: z.string().nullish(),
-  parentDocument: documentReferenceSchema.nullish(),
-  childDocuments: z.array(documentReferenceSchema).nullish(),
-  isOcrd: z.boolean().nullish(),
-  ocrConfidence: z.number().nullish(),
-  reviewUrl: z.string().nullish(),
-  documentType: z.string().nullish(),
-  collection: z.object({ identifier: z.string().nullish(), name: z.string().nullish() }).nullish(),
-  workspace: z.object({ identifier: z.string().nullish(), name: z.string().nullish() }).nullish(),
-  createdDt: isoDateTime.nullish(),
-  archivedDt: isoDateTime.nullish(),
-  confirmedDt: isoDateTime.nullish(),
-  rejectedDt: isoDateTime.nullish(),
-  isArchived: z.boolean().nullish(),
-  isConfirmed: z.boolean().nullish(),
-  isRejected: z.boolean().nullish(),
-  skipParse: z.boolean().nullish(),
-  errorCode: z.string().nullish(),
-  errorDetail: z.string().nullish(),
-  file: z.string().nullish(),
-  sourceEmail: z.string().nullish(),
-  sourceEmailAddress: z.string().nullish(),
+  identifier: z.string().check(z.minLength(1)),
+  customIdentifier: z.nullish(z.string()),
+  fileName: z.nullish(z.string()),
+  ready: z.nullish(z.boolean()),
+  readyDt: z.nullish(isoDateTime),
+  failed: z.nullish(z.boolean()),
+  expiryTime: z.nullish(isoDateTime),
+  language: z.nullish(z.string()),
+  pdf: z.nullish(z.string()),
+  parentDocument: z.nullish(documentReferenceSchema),
+  childDocuments: z.nullish(z.array(documentReferenceSchema)),
+  isOcrd: z.nullish(z.boolean()),
+  ocrConfidence: z.nullish(z.number()),
+  reviewUrl: z.nullish(z.string()),
+  documentType: z.nullish(z.string()),
+  collection: z.nullish(z.object({ identifier: z.nullish(z.string()), name: z.nullish(z.string()) })),
+  workspace: z.nullish(z.object({ identifier: z.nullish(z.string()), name: z.nullish(z.string()) })),
+  createdDt: z.nullish(isoDateTime),
+  archivedDt: z.nullish(isoDateTime),
+  confirmedDt: z.nullish(isoDateTime),
+  rejectedDt: z.nullish(isoDateTime),
+  isArchived: z.nullish(z.boolean()),
+  isConfirmed: z.nullish(z.boolean()),
+  isRejected: z.nullish(z.boolean()),
+  skipParse: z.nullish(z.boolean()),
+  errorCode: z.nullish(z.string()),
+  errorDetail: z.nullish(z.string()),
+  file: z.nullish(z.string()),
+  sourceEmail: z.nullish(z.string()),
+  sourceEmailAddress: z.nullish(z.string()),
 });
 
 const documentCamelSchema = z.object({
-  extractor: z.string().nullish(),
+  extractor: z.nullish(z.string()),
   meta: documentMetaSchema,
   // The parse result itself; the gateway never looks inside it.
-  data: z.record(z.string(), z.unknown()).nullish(),
-  error: documentErrorSchema.nullish(),
-  warnings: z.array(documentWarningSchema).nullish(),
+  data: z.nullish(z.record(z.string(), z.unknown())),
+  error: z.nullish(documentErrorSchema),
+  warnings: z.nullish(z.array(documentWarningSchema)),
 });
 
 /**
@@ -77,7 +77,7 @@ const documentCamelSchema = z.object({
  * before validation, so there is one schema and one type; camelCase keys pass unchanged.
  * `data`, the parse result, is left as it is: the gateway never reads it.
  */
-export const documentSchema = z.preprocess(camelizeDocument, documentCamelSchema);
+export const documentSchema = z.pipe(z.transform(camelizeDocument), documentCamelSchema);
 
 function camelizeDocument(body: unknown): unknown {
   if (!isPlainObject(body)) return body;
@@ -111,7 +111,7 @@ export function parseDocument(body: unknown): Document | null {
 }
 
 export const requestErrorItemSchema = z.object({
-  attr: z.string().nullish(),
+  attr: z.nullish(z.string()),
   code: z.string(),
   detail: z.string(),
 });

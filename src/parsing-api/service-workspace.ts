@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 
 /**
  * The Workspace as the service returns it (parsing-api.md §2.1), read tolerantly as the
@@ -7,11 +7,11 @@ import { z } from 'zod';
  * on. `ingestEmail` and `whitelistIngestAddresses` are the two `workspace sync` compares.
  */
 export const serviceWorkspaceSchema = z.looseObject({
-  identifier: z.string().min(1),
-  name: z.string().nullish(),
-  visibility: z.string().nullish(),
-  ingestEmail: z.string().nullish(),
-  whitelistIngestAddresses: z.array(z.string()).nullish(),
+  identifier: z.string().check(z.minLength(1)),
+  name: z.nullish(z.string()),
+  visibility: z.nullish(z.string()),
+  ingestEmail: z.nullish(z.string()),
+  whitelistIngestAddresses: z.nullish(z.array(z.string())),
 });
 
 export type ServiceWorkspace = z.infer<typeof serviceWorkspaceSchema>;

@@ -1,3 +1,4 @@
+import { englishIssueMessages } from '../english-issues.ts';
 import type { ApiResult } from './api-result.ts';
 import { type ApiTransportOptions, createApiTransport } from './api-transport.ts';
 import { type RequestError, requestErrorSchema } from './document-schema.ts';
@@ -97,7 +98,7 @@ export function readWorkspace(result: ApiResult, where: string): ServiceWorkspac
   if (result.bodyError !== undefined) {
     throw new WorkspaceApiError('invalid_response', `${where}: ${status}: ${result.bodyError}`, { status });
   }
-  const workspace = serviceWorkspaceSchema.safeParse(json);
+  const workspace = serviceWorkspaceSchema.safeParse(json, { error: englishIssueMessages });
   if (!workspace.success) {
     const problem = workspace.error.issues[0];
     const at = problem?.path.join('.') || 'the body';

@@ -1,5 +1,5 @@
 import type { ARCChainEntry, AuthenticateResult } from 'mailauth';
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { normalizeDomain } from './normalize-address.ts';
 
 /**
@@ -115,17 +115,17 @@ function summarizeArc(arc: AuthenticateResult['arc'], parseHeader: HeaderParser)
   };
 }
 
-const method = z.object({ value: z.string(), comment: z.string().optional() });
-const spfMethod = method.extend({ smtp: z.object({ mailfrom: z.string().optional() }).optional() });
-const dkimMethod = method.extend({
-  header: z.object({ d: z.string().optional(), i: z.string().optional() }).optional(),
+const method = z.object({ value: z.string(), comment: z.optional(z.string()) });
+const spfMethod = z.extend(method, { smtp: z.optional(z.object({ mailfrom: z.optional(z.string()) })) });
+const dkimMethod = z.extend(method, {
+  header: z.optional(z.object({ d: z.optional(z.string()), i: z.optional(z.string()) })),
 });
-const dmarcMethod = method.extend({ header: z.object({ from: z.string().optional() }).optional() });
+const dmarcMethod = z.extend(method, { header: z.optional(z.object({ from: z.optional(z.string()) })) });
 const arcAuthenticationResults = z.object({
-  value: z.string().optional(),
-  spf: spfMethod.optional().catch(undefined),
-  dkim: z.array(z.unknown()).optional().catch(undefined),
-  dmarc: dmarcMethod.optional().catch(undefined),
+  value: z.optional(z.string()),
+  spf: z.catch(z.optional(spfMethod), undefined),
+  dkim: z.catch(z.optional(z.array(z.unknown())), undefined),
+  dmarc: z.catch(z.optional(dmarcMethod), undefined),
 });
 
 /**

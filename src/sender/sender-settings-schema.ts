@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { type DeepReadonly, integer, nonEmptyString } from '../config-fields.ts';
 import { AllowListRuleError, compileAllowList } from './compile-allow-list.ts';
 import { isDnsServerAddress } from './dns-resolver.ts';
@@ -33,24 +33,32 @@ export const authSettingsSchema = z.strictObject({
    * What workspaces without their own `senderAuthentication` use; default off, as before
    * sender authentication existed. Production should say aligned (or dmarc).
    */
-  senderAuthentication: senderAuthenticationMode().default('off'),
+  senderAuthentication: z._default(senderAuthenticationMode(), 'off'),
   /**
    * Domains whose ARC seals are believed (forwarders and mailing lists the operator trusts):
    * a message whose ARC chain validates and is sealed only by these may be admitted on the
    * results its first sealer recorded. Default none. Stored normalised (lower case, A-labels).
    */
-  trustedArcSealers: z
-    .array(
-      z.string().transform((text, ctx) => {
-        const domain = normalizeDomain(text);
-        if (domain === null) {
-          ctx.addIssue({ code: 'custom', message: `expected a domain name, got ${JSON.stringify(text)}` });
-          return z.NEVER;
-        }
-        return domain;
-      }),
-    )
-    .default([]),
+  trustedArcSealers: z._default(
+    z.array(
+      z.pipe(
+        z.string(),
+        z.transform((text: string, ctx) => {
+          const domain = normalizeDomain(text);
+          if (domain === null) {
+            ctx.issues.push({
+              code: 'custom',
+              message: `expected a domain name, got ${JSON.stringify(text)}`,
+              input: text,
+            });
+            return z.NEVER;
+          }
+          return domain;
+        }),
+      ),
+    ),
+    [],
+  ),
 });
 
 /** The `dns` section: the resolver SPF, DKIM, DMARC and ARC ask. */
@@ -59,17 +67,20 @@ export const dnsSettingsSchema = z.strictObject({
    * Resolver addresses (`10.0.0.53`, `10.0.0.53:5353`, `[::1]:5353`); default [], the
    * system's (/etc/resolv.conf). Addresses, not names: the resolver cannot look itself up.
    */
-  servers: z
-    .array(
-      z.string().refine(isDnsServerAddress, {
-        error: 'expected an IP address, optionally with a port (10.0.0.53:5353, [::1]:5353)',
-      }),
-    )
-    .default([]),
+  servers: z._default(
+    z.array(
+      z.string().check(
+        z.refine(isDnsServerAddress, {
+          error: 'expected an IP address, optionally with a port (10.0.0.53:5353, [::1]:5353)',
+        }),
+      ),
+    ),
+    [],
+  ),
   /** Milliseconds one query waits for an answer before it is retried; default 5000. */
-  timeout: integer(100, 60_000).default(5000),
+  timeout: z._default(integer(100, 60_000), 5000),
   /** Times each query is sent to each server; default 2. */
-  tries: integer(1, 10).default(2),
+  tries: z._default(integer(1, 10), 2),
 });
 
 /** The validated, frozen `auth` section. */
@@ -81,24 +92,27 @@ export const senderWorkspaceFields = {
    * Sender rules (`*@acme.example`, `ap@partner.example`); absent, null or [] admits anyone.
    * Compiled when the configuration loads, that a bad rule is a configuration problem, not a surprise per message.
    */
-  whitelistIngestAddresses: z
-    .array(
-      z.string().superRefine((rule, ctx) => {
-        try {
-          compileAllowList([rule]);
-        } catch (error) {
-          if (!(error instanceof AllowListRuleError)) throw error;
-          ctx.addIssue({ code: 'custom', message: error.message });
-        }
-      }),
-    )
-    .nullable()
-    .optional(),
+  whitelistIngestAddresses: z.optional(
+    z.nullable(
+      z.array(
+        z.string().check(
+          z.superRefine((rule, ctx) => {
+            try {
+              compileAllowList([rule]);
+            } catch (error) {
+              if (!(error instanceof AllowListRuleError)) throw error;
+              ctx.addIssue({ code: 'custom', message: error.message });
+            }
+          }),
+        ),
+      ),
+    ),
+  ),
   /**
    * How the header From is authenticated before the allow-list applies: off, aligned or dmarc;
    * absent: auth.senderAuthentication.
    */
-  senderAuthentication: senderAuthenticationMode().optional(),
+  senderAuthentication: z.optional(senderAuthenticationMode()),
 };
 
 const senderWorkspaceSchema = z.object({ identifier: nonEmptyString(), ...senderWorkspaceFields });

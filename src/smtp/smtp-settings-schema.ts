@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { type DeepReadonly, integer, nonEmptyString, port } from '../config-fields.ts';
 import { parseCidr } from './network-list.ts';
 
@@ -11,9 +11,11 @@ const MIB = 1024 * 1024;
 
 /** A client network: `10.0.0.0/8`, `2001:db8::/32`, or one address. */
 const network = () =>
-  z.string().refine((text) => parseCidr(text) !== null, {
-    error: 'expected an IP address or a CIDR block such as 10.0.0.0/8',
-  });
+  z.string().check(
+    z.refine((text) => parseCidr(text) !== null, {
+      error: 'expected an IP address or a CIDR block such as 10.0.0.0/8',
+    }),
+  );
 
 /**
  * Rates counted in Redis, so every instance sharing it enforces one limit (a sliding window
@@ -22,15 +24,15 @@ const network = () =>
  */
 const rateLimitSchema = z.strictObject({
   /** Milliseconds each rate is counted over; default 60000. */
-  window: integer(1000, 86_400_000).default(60_000),
+  window: z._default(integer(1000, 86_400_000), 60_000),
   /** Connections per client address and window; default 300. Past it: 421 4.7.0 at connect. */
-  connectionsPerIp: integer(0, 1_000_000).default(300),
+  connectionsPerIp: z._default(integer(0, 1_000_000), 300),
   /** MAIL commands per client address and window; default 600. Past it: 450 4.7.1 at MAIL. */
-  messagesPerIp: integer(0, 1_000_000).default(600),
+  messagesPerIp: z._default(integer(0, 1_000_000), 600),
   /** MAIL commands per envelope sender (MAIL FROM) and window; default 120. Past it: 450 4.7.1 at MAIL. */
-  messagesPerSender: integer(0, 1_000_000).default(120),
+  messagesPerSender: z._default(integer(0, 1_000_000), 120),
   /** Client networks no rate applies to; default loopback (as Postfix exempts $mynetworks). */
-  exempt: z.array(network()).default(['127.0.0.0/8', '::1/128']),
+  exempt: z._default(z.array(network()), ['127.0.0.0/8', '::1/128']),
 });
 
 /** STARTTLS certificate: PEM files read at start. Without it STARTTLS is not offered. */
@@ -43,58 +45,60 @@ const tlsSchema = z.strictObject({
 
 const smtpSchema = z.strictObject({
   /** Interface to listen on; default 0.0.0.0 (all IPv4). */
-  host: nonEmptyString().default('0.0.0.0'),
+  host: z._default(nonEmptyString(), '0.0.0.0'),
   /** TCP port; default 2525, 0 picks a free one. Env SMTP_PORT. */
-  port: port().default(2525),
+  port: z._default(port(), 2525),
   /** Name in the banner and the EHLO reply; default localhost (set the MX name in production). Env SMTP_HOSTNAME. */
-  hostname: nonEmptyString().default('localhost'),
+  hostname: z._default(nonEmptyString(), 'localhost'),
   /** Bytes; default 26214400 (25 MiB). Advertised with SIZE (RFC 1870) and enforced. */
-  maxMessageSize: integer(1, 1024 * MIB).default(25 * MIB),
+  maxMessageSize: z._default(integer(1, 1024 * MIB), 25 * MIB),
   /** Supported attachments per message; default 10, as the service's own e-mail ingest. */
-  maxAttachments: integer(1, 1000).default(10),
+  maxAttachments: z._default(integer(1, 1000), 10),
   /** Bytes per part; default 20000000, the service's 20 MB file limit. */
-  maxPartSize: integer(1, 1024 * MIB).default(20_000_000),
+  maxPartSize: z._default(integer(1, 1024 * MIB), 20_000_000),
   /** How many attached messages (message/rfc822) deep the walk goes; default 3, 0: none. */
-  maxMimeDepth: integer(0, 20).default(3),
+  maxMimeDepth: z._default(integer(0, 20), 3),
   /** MIME parts per message before it is refused; default 100. */
-  maxParts: integer(1, 10_000).default(100),
+  maxParts: z._default(integer(1, 10_000), 100),
   /** Milliseconds of client silence before the session is closed; default 60000. */
-  socketTimeout: integer(1000, 3_600_000).default(60_000),
+  socketTimeout: z._default(integer(1000, 3_600_000), 60_000),
   /** Milliseconds shutdown waits for sessions in DATA before closing them; default 30000. */
-  closeTimeout: integer(0, 3_600_000).default(30_000),
+  closeTimeout: z._default(integer(0, 3_600_000), 30_000),
   /** Concurrent connections; default 100 (Postfix's process limit). Past it: 421 and close. */
-  maxClients: integer(1, 100_000).default(100),
+  maxClients: z._default(integer(1, 100_000), 100),
   /** Recipients per transaction; default 100, RFC 5321 4.5.3.1.8's minimum. Past it: 452 4.5.3. */
-  maxRecipients: integer(1, 10_000).default(100),
+  maxRecipients: z._default(integer(1, 10_000), 100),
   /**
    * Milliseconds one session may last however busy it is; default 600000 (10 min). Bounds
    * a client that trickles bytes just often enough to beat socketTimeout. Then: 421 4.4.2.
    */
-  sessionTimeout: integer(1000, 86_400_000).default(600_000),
-  rateLimit: rateLimitSchema.prefault({}),
+  sessionTimeout: z._default(integer(1000, 86_400_000), 600_000),
+  rateLimit: z.prefault(rateLimitSchema, {}),
   /** STARTTLS certificate; absent: STARTTLS is not offered. */
-  tls: tlsSchema.optional(),
+  tls: z.optional(tlsSchema),
   /** MAIL before STARTTLS gets 530 5.7.0; default false. Needs tls. */
-  requireTls: z.boolean().default(false),
+  requireTls: z._default(z.boolean(), false),
   /**
    * Load balancers that send a PROXY protocol v1 header; default none. From these the header
    * is required, from any other address it closes the connection.
    */
-  proxyProtocolFrom: z.array(network()).default([]),
+  proxyProtocolFrom: z._default(z.array(network()), []),
   /** Refuse DATA holding a bare CR or LF with 550 5.6.0 (SMTP smuggling); default true. */
-  rejectBareLineEndings: z.boolean().default(true),
+  rejectBareLineEndings: z._default(z.boolean(), true),
 });
 
 /** The `smtp` section, with the checks that span its keys. */
-export const smtpSettingsSchema = smtpSchema.superRefine((smtp, ctx) => {
-  if (smtp.requireTls && smtp.tls === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['requireTls'],
-      message: 'needs smtp.tls (key and cert): without a certificate STARTTLS is not offered',
-    });
-  }
-});
+export const smtpSettingsSchema = smtpSchema.check(
+  z.superRefine((smtp, ctx) => {
+    if (smtp.requireTls && smtp.tls === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['requireTls'],
+        message: 'needs smtp.tls (key and cert): without a certificate STARTTLS is not offered',
+      });
+    }
+  }),
+);
 
 /** The validated, frozen `smtp` section. */
 export type SmtpSettings = DeepReadonly<z.output<typeof smtpSettingsSchema>>;

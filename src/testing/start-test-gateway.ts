@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTransport, type SendMailOptions } from 'nodemailer';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { parseConfig } from '../config/load-config.ts';
 import type { workspaceSchema } from '../config/workspace-schema.ts';
 import { startGateway } from '../gateway.ts';

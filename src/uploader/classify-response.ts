@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { englishIssueMessages } from '../english-issues.ts';
 import type { ApiResult } from '../parsing-api/api-result.ts';
 import {
   type Document,
@@ -111,7 +112,7 @@ function classifyDocument(status: number, body: unknown, bodyError: string | und
     const reason = `${statusLabel(status)} with an unreadable body; ${notRetried}`;
     return { verdict: { outcome: 'failed', reason, detail: truncate(bodyError) }, document: null };
   }
-  const parsed = documentSchema.safeParse(body);
+  const parsed = documentSchema.safeParse(body, { error: englishIssueMessages });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`);
     const reason = `${statusLabel(status)} whose body is not a Document (no valid meta.identifier); ${notRetried}`;

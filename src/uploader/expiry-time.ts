@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 
 /**
  * The `expiryTime` form field (parsing-api.md §4.2: an ISO 8601 date-time at which the

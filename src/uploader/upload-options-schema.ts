@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { integer, nonEmptyString } from '../config-fields.ts';
 import { parseCustomIdentifier } from './custom-identifier.ts';
 import { parseExpiryTime } from './expiry-time.ts';
@@ -17,19 +17,21 @@ import { parseExpiryTime } from './expiry-time.ts';
 
 /** Two lowercase letters: the ISO 3166-1 alpha-2 codes the service writes in lowercase. */
 const countryCode = () =>
-  z.string().regex(/^[a-z]{2}$/, { error: 'expected a lowercase two-letter country code, e.g. vn' });
+  z.string().check(z.regex(/^[a-z]{2}$/, { error: 'expected a lowercase two-letter country code, e.g. vn' }));
 
 /** RegionBias (§2.8); sent as JSON text. */
 const regionBiasSchema = z
   .strictObject({
-    country: countryCode().optional(),
-    countries: z.array(countryCode()).optional(),
-    squareCoordinates: z.array(z.number().finite()).min(1, { error: 'must not be empty' }).optional(),
-    strict: z.boolean().optional(),
+    country: z.optional(countryCode()),
+    countries: z.optional(z.array(countryCode())),
+    squareCoordinates: z.optional(z.array(z.number()).check(z.minLength(1, { error: 'must not be empty' }))),
+    strict: z.optional(z.boolean()),
   })
-  .refine((bias) => Object.keys(bias).some((key) => key !== 'strict'), {
-    error: 'give at least one of country, countries, squareCoordinates',
-  });
+  .check(
+    z.refine((bias) => Object.keys(bias).some((key) => key !== 'strict'), {
+      error: 'give at least one of country, countries, squareCoordinates',
+    }),
+  );
 
 /**
  * ICU's English language names: a code it cannot name is not an ISO 639 code. Made on the
@@ -61,97 +63,107 @@ const withdrawnCodes: Readonly<Record<string, string>> = {
  * ISO 639-1 (two letters), except Chinese, which the service wants as `zh-cn` or `zh-tw`
  * (§4.2). Written in any case, sent in lowercase.
  */
-const languageSchema = z.string().transform((text, ctx) => {
-  const code = text.trim().toLowerCase();
-  if (code === 'zh-cn' || code === 'zh-tw') return code;
-  const current = withdrawnCodes[code];
-  if (code === 'zh') {
-    ctx.addIssue({ code: 'custom', message: 'for Chinese give zh-cn (simplified) or zh-tw (traditional)' });
-  } else if (current) {
-    ctx.addIssue({ code: 'custom', message: `${code} was withdrawn from ISO 639-1; give ${current}` });
-  } else if (!/^[a-z]{2}$/.test(code) || !isLanguageName(code)) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `expected an ISO 639-1 language code (en, de, vi) or zh-cn/zh-tw, got ${JSON.stringify(text)}`,
-    });
-  }
-  return code;
-});
+const languageSchema = z.pipe(
+  z.string(),
+  z.transform((text: string, ctx) => {
+    const code = text.trim().toLowerCase();
+    if (code === 'zh-cn' || code === 'zh-tw') return code;
+    const current = withdrawnCodes[code];
+    const problem =
+      code === 'zh'
+        ? 'for Chinese give zh-cn (simplified) or zh-tw (traditional)'
+        : current
+          ? `${code} was withdrawn from ISO 639-1; give ${current}`
+          : !/^[a-z]{2}$/.test(code) || !isLanguageName(code)
+            ? `expected an ISO 639-1 language code (en, de, vi) or zh-cn/zh-tw, got ${JSON.stringify(text)}`
+            : undefined;
+    if (problem !== undefined) ctx.issues.push({ code: 'custom', message: problem, input: text });
+    return code;
+  }),
+);
 
-const customIdentifierSchema = nonEmptyString().superRefine((template, ctx) => {
-  const parsed = parseCustomIdentifier(template);
-  if (!parsed.ok) for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
-});
+const customIdentifierSchema = nonEmptyString().check(
+  z.superRefine((template, ctx) => {
+    const parsed = parseCustomIdentifier(template);
+    if (!parsed.ok) for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
+  }),
+);
 
-const expiryTimeSchema = z.string().superRefine((text, ctx) => {
-  const parsed = parseExpiryTime(text);
-  if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.problem });
-});
+const expiryTimeSchema = z.string().check(
+  z.superRefine((text, ctx) => {
+    const parsed = parseExpiryTime(text);
+    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.problem });
+  }),
+);
 
 const warningMessageSchema = z.strictObject({
   warningCode: nonEmptyString(),
-  warningDetail: z.string().optional(),
+  warningDetail: z.optional(z.string()),
 });
 
 export const uploadFieldsSchema = z
   .strictObject({
     // wait and rejectDuplicates first: the two most used, listed first in an unknown-key message.
     /** Answer only after parsing; the gateway sends false when absent (§4.2's default is true). */
-    wait: z.boolean().optional(),
+    wait: z.optional(z.boolean()),
     /** Fail a duplicate of an existing document without spending credits; null: the workspace setting. */
-    rejectDuplicates: z.boolean().nullable().optional(),
+    rejectDuplicates: z.optional(z.nullable(z.boolean())),
     /** Collection identifier; wins over the workspace-level `collection`. */
-    collection: nonEmptyString().optional(),
+    collection: z.optional(nonEmptyString()),
     /** Document type identifier; wins over the workspace-level `documentType`. */
-    documentType: nonEmptyString().nullable().optional(),
+    documentType: z.optional(z.nullable(nonEmptyString())),
     /** A template: {messageId} {from} {subject} {attachmentIndex} {fileName} {queueId} {workspace}. */
-    customIdentifier: customIdentifierSchema.optional(),
+    customIdentifier: z.optional(customIdentifierSchema),
     /** ISO 8601 date-time with a zone, or a duration after receipt (30d, 12h, 90m, 2w). */
-    expiryTime: expiryTimeSchema.nullable().optional(),
+    expiryTime: z.optional(z.nullable(expiryTimeSchema)),
     /** ISO 639-1; `zh-cn` or `zh-tw` for Chinese. */
-    language: languageSchema.nullable().optional(),
+    language: z.optional(z.nullable(languageSchema)),
     /** Sent as JSON text. */
-    regionBias: regionBiasSchema.optional(),
-    lowPriority: z.boolean().optional(),
+    regionBias: z.optional(regionBiasSchema),
+    lowPriority: z.optional(z.boolean()),
     /** Compact parse result; has an effect only with `wait: true`. */
-    compact: z.boolean().optional(),
+    compact: z.optional(z.boolean()),
     /** Store nothing after parsing; only with `wait: true` (§7.5). */
-    deleteAfterParse: z.boolean().optional(),
-    enableValidationTool: z.boolean().optional(),
+    deleteAfterParse: z.optional(z.boolean()),
+    enableValidationTool: z.optional(z.boolean()),
     /** true: OCR; false: text layer; null/absent: the service decides. */
-    useOcr: z.boolean().nullable().optional(),
+    useOcr: z.optional(z.nullable(z.boolean())),
     /** Hint added to the language-model prompt for these documents. */
-    llmHint: nonEmptyString().nullable().optional(),
+    llmHint: z.optional(z.nullable(nonEmptyString())),
     /** Document identifiers to take examples from; one form part each. */
-    limitToExamples: z
-      .array(nonEmptyString())
-      .min(1, { error: 'give at least one document identifier, or leave the key out' })
-      .nullable()
-      .optional(),
+    limitToExamples: z.optional(
+      z.nullable(
+        z
+          .array(nonEmptyString())
+          .check(z.minLength(1, { error: 'give at least one document identifier, or leave the key out' })),
+      ),
+    ),
     /** One form part each, holding the JSON text of `{warningCode, warningDetail}`. */
-    warningMessages: z.array(warningMessageSchema).optional(),
+    warningMessages: z.optional(z.array(warningMessageSchema)),
     /** Not a form field: the query parameter `?snake_case=true`; answers then come in snake_case. */
-    snake_case: z.boolean().optional(),
-    identifier: z
-      .never({ error: 'is deprecated (parsing-api.md §9) and never sent; use customIdentifier' })
-      .optional(),
-    url: z
-      .never({ error: 'cannot be configured: the gateway uploads the attachment as the file part' })
-      .optional(),
+    snake_case: z.optional(z.boolean()),
+    identifier: z.optional(
+      z.never({ error: 'is deprecated (parsing-api.md §9) and never sent; use customIdentifier' }),
+    ),
+    url: z.optional(
+      z.never({ error: 'cannot be configured: the gateway uploads the attachment as the file part' }),
+    ),
   })
-  .superRefine(
-    (fields, ctx) => {
-      if (fields.deleteAfterParse === true && fields.wait !== true) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['deleteAfterParse'],
-          message:
-            'needs wait: true (the service refuses deleteAfterParse without it, and the gateway sends wait: false unless told)',
-        });
-      }
-    },
-    // Also when another field is wrong, so that every problem is listed at once.
-    { when: ({ value }) => typeof value === 'object' && value !== null },
+  .check(
+    z.superRefine(
+      (fields, ctx) => {
+        if (fields.deleteAfterParse === true && fields.wait !== true) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['deleteAfterParse'],
+            message:
+              'needs wait: true (the service refuses deleteAfterParse without it, and the gateway sends wait: false unless told)',
+          });
+        }
+      },
+      // Also when another field is wrong, so that every problem is listed at once.
+      { when: ({ value }) => typeof value === 'object' && value !== null },
+    ),
   );
 
 export type UploadFieldsConfig = z.output<typeof uploadFieldsSchema>;
@@ -168,13 +180,13 @@ const completionPolicySchema = z
   .strictObject(
     {
       /** Milliseconds from the upload to the first poll; doubles after each poll. Default 5000. */
-      firstDelay: integer(100, DAY_MS).default(5_000),
+      firstDelay: z._default(integer(100, DAY_MS), 5_000),
       /** Largest interval between polls, in milliseconds; default 300000 (5 min). */
-      maxDelay: integer(100, DAY_MS).default(300_000),
+      maxDelay: z._default(integer(100, DAY_MS), 300_000),
       /** Polls per document before giving up; default 300 (24 h at the largest interval). */
-      maxPolls: integer(1, 100_000).default(300),
+      maxPolls: z._default(integer(1, 100_000), 300),
       /** Milliseconds from the upload after which polling gives up; default 86400000 (24 h). */
-      maxTime: integer(1_000, 30 * DAY_MS).default(DAY_MS),
+      maxTime: z._default(integer(1_000, 30 * DAY_MS), DAY_MS),
     },
     {
       error: (issue) =>
@@ -183,19 +195,26 @@ const completionPolicySchema = z
           : undefined,
     },
   )
-  .refine((policy) => policy.maxDelay >= policy.firstDelay, {
-    error: 'maxDelay must not be below firstDelay',
-    path: ['maxDelay'],
-  })
-  // A first poll after the deadline would be the only one, and late: refuse it at load.
-  .refine((policy) => policy.maxTime >= policy.firstDelay, {
-    error: 'maxTime must not be below firstDelay',
-    path: ['maxTime'],
-  });
+  .check(
+    z.refine((policy) => policy.maxDelay >= policy.firstDelay, {
+      error: 'maxDelay must not be below firstDelay',
+      path: ['maxDelay'],
+    }),
+    // A first poll after the deadline would be the only one, and late: refuse it at load.
+    z.refine((policy) => policy.maxTime >= policy.firstDelay, {
+      error: 'maxTime must not be below firstDelay',
+      path: ['maxTime'],
+    }),
+  );
 
-export const trackCompletionSchema = z.preprocess(
-  (value) => (value === true ? {} : value === false ? null : value),
-  completionPolicySchema.nullable().optional(),
+/**
+ * `true` and `false` read as `{}` and null, then the policy. The transform is wrapped in
+ * optional only so that the key's type is optional, as the policy's is: absent passes through
+ * either way.
+ */
+export const trackCompletionSchema = z.pipe(
+  z.optional(z.transform((value: unknown) => (value === true ? {} : value === false ? null : value))),
+  z.optional(z.nullable(completionPolicySchema)),
 );
 
 export type CompletionPolicy = z.output<typeof completionPolicySchema>;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { type DeepReadonly, integer, nonEmptyString } from '../config-fields.ts';
 import { trackCompletionSchema, uploadFieldsSchema } from './upload-options-schema.ts';
 
@@ -11,25 +11,25 @@ import { trackCompletionSchema, uploadFieldsSchema } from './upload-options-sche
 /** The `upload` section. */
 export const uploadSettingsSchema = z.strictObject({
   /** Uploads in flight per worker process; default 8. */
-  concurrency: integer(1, 256).default(8),
+  concurrency: z._default(integer(1, 256), 8),
   /** Tries per attachment before it is marked failed, the first included; default 15. */
-  attempts: integer(1, 100).default(15),
+  attempts: z._default(integer(1, 100), 15),
   /** Milliseconds: the first retry waits up to this (full jitter), doubling per attempt; default 1000. */
-  retryBaseDelay: integer(10, 60_000).default(1000),
+  retryBaseDelay: z._default(integer(10, 60_000), 1000),
   /** Milliseconds: the longest backoff window between attempts; default 600000 (10 min). */
-  retryMaxDelay: integer(100, 86_400_000).default(600_000),
+  retryMaxDelay: z._default(integer(100, 86_400_000), 600_000),
   /**
    * Milliseconds a worker holds an upload's lock between renewals; a job whose worker died is
    * handed out again after about this long (BullMQ lockDuration and stalledInterval); default 30000.
    */
-  stalledAfter: integer(1000, 600_000).default(30_000),
+  stalledAfter: z._default(integer(1000, 600_000), 30_000),
   /**
    * How often a job may be re-run after its worker stopped mid-upload (a crash, or a stop past
    * closeTimeout) before it is failed as a poison job; default 3.
    */
-  maxStalls: integer(1, 100).default(3),
+  maxStalls: z._default(integer(1, 100), 3),
   /** Milliseconds stopping waits for uploads in flight before handing them back to the queue; default 30000. */
-  closeTimeout: integer(0, 600_000).default(30_000),
+  closeTimeout: z._default(integer(0, 600_000), 30_000),
 });
 
 /** The validated, frozen `upload` section. */
@@ -38,14 +38,14 @@ export type UploadSettings = DeepReadonly<z.output<typeof uploadSettingsSchema>>
 /** A workspace's keys that the uploader reads, besides its identifier. */
 export const uploadWorkspaceFields = {
   /** Collection identifier, sent as `collection`. */
-  collection: nonEmptyString().optional(),
+  collection: z.optional(nonEmptyString()),
   /** Document type identifier, sent as `documentType`. */
-  documentType: nonEmptyString().optional(),
+  documentType: z.optional(nonEmptyString()),
   /**
    * Form fields of POST /v3/documents under their spec names (upload-options-schema.ts);
    * `upload.collection` and `upload.documentType` win over the keys above.
    */
-  upload: uploadFieldsSchema.optional(),
+  upload: z.optional(uploadFieldsSchema),
   /** Poll each document until the service has parsed it: true, or the polling bounds; default off. */
   trackCompletion: trackCompletionSchema,
 };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { gatewayConfigSchema } from '../../../src/config/schema.ts';
 
 /**
@@ -28,34 +28,38 @@ interface SchemaKey {
  */
 const wholeValues = ['workspaces[].upload.regionBias', 'workspaces[].upload.warningMessages'];
 
-/** Every key of the schema, with its default: wrappers unwrapped, refused (never) keys left out. */
-function schemaKeys(schema: z.ZodType, path = '', found: SchemaKey[] = []): SchemaKey[] {
+/**
+ * Every key of the schema, with its default: wrappers unwrapped, refused (never) keys left out.
+ * Read through zod's core classes, which the classic and the mini API's schemas both are.
+ */
+function schemaKeys(schema: z.core.$ZodType, path = '', found: SchemaKey[] = []): SchemaKey[] {
   let type = schema;
   let fallback: SchemaKey['default'];
   for (;;) {
-    if (type instanceof z.ZodDefault) {
-      fallback ??= { value: type.def.defaultValue };
-      type = type.unwrap() as z.ZodType;
+    if (type instanceof z.core.$ZodDefault) {
+      fallback ??= { value: type._zod.def.defaultValue };
+      type = type._zod.def.innerType;
     } else if (
-      type instanceof z.ZodPrefault ||
-      type instanceof z.ZodOptional ||
-      type instanceof z.ZodNullable
+      type instanceof z.core.$ZodPrefault ||
+      type instanceof z.core.$ZodOptional ||
+      type instanceof z.core.$ZodNullable
     ) {
-      type = type.unwrap() as z.ZodType;
-    } else if (type instanceof z.ZodPipe) {
+      type = type._zod.def.innerType;
+    } else if (type instanceof z.core.$ZodPipe) {
       // A transform after a parse (ingestEmail) or before one (trackCompletion's preprocess).
-      type = (type.out instanceof z.ZodTransform ? type.in : type.out) as z.ZodType;
+      const { in: input, out } = type._zod.def;
+      type = out instanceof z.core.$ZodTransform ? input : out;
     } else break;
   }
-  if (type instanceof z.ZodNever) return found;
-  const element = type instanceof z.ZodArray ? (type.element as z.ZodType) : undefined;
-  const mapping = type instanceof z.ZodObject || element instanceof z.ZodObject;
+  if (type instanceof z.core.$ZodNever) return found;
+  const element = type instanceof z.core.$ZodArray ? type._zod.def.element : undefined;
+  const mapping = type instanceof z.core.$ZodObject || element instanceof z.core.$ZodObject;
   if (path !== '') found.push({ path, mapping, ...(fallback ? { default: fallback } : {}) });
-  if (type instanceof z.ZodObject) {
-    for (const [key, field] of Object.entries(type.shape)) {
-      schemaKeys(field as z.ZodType, path === '' ? key : `${path}.${key}`, found);
+  if (type instanceof z.core.$ZodObject) {
+    for (const [key, field] of Object.entries(type._zod.def.shape)) {
+      schemaKeys(field, path === '' ? key : `${path}.${key}`, found);
     }
-  } else if (element instanceof z.ZodObject) {
+  } else if (element instanceof z.core.$ZodObject) {
     schemaKeys(element, `${path}[]`, found);
   }
   return found;
