@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import type { SenderWorkspace } from '../sender/sender-settings-schema.ts';
 
 /** Whether the message body is a document: never, only when nothing else is, or always. */
@@ -10,14 +10,14 @@ export const intakeWorkspaceFields = {
    * What a ZIP archive is to this workspace: `unpack` makes each supported file inside a
    * document, `skip` skips the archive (the parsing service takes no archives); default skip.
    */
-  archives: z.enum(['unpack', 'skip']).default('skip'),
+  archives: z._default(z.enum(['unpack', 'skip']), 'skip'),
   /**
    * Whether the body of the message (its HTML, else its text, in UTF-8) is a document named
    * from the subject: `always`, `whenNoAttachment` (only when this workspace gets no other
    * document, so an invoice written in the mail is taken instead of refused), or `never`;
    * default never.
    */
-  bodyAsDocument: z.enum(['never', 'whenNoAttachment', 'always']).default('never'),
+  bodyAsDocument: z._default(z.enum(['never', 'whenNoAttachment', 'always']), 'never'),
 };
 
 /** A workspace as the intake sees it: whom it admits (src/sender) and what it takes. */
