@@ -15,6 +15,7 @@ import { type CompletionJobData, startTracking } from './completion-queue.ts';
 import { countDocuments, documentOutcomesOf } from './document-metrics.ts';
 import { type AttemptFacts, type NextStep, nextStep } from './next-step.ts';
 import { uploadContextOf } from './record-outcome.ts';
+import type { RequestSlots } from './request-slots.ts';
 import {
   type FollowUp,
   failure,
@@ -62,6 +63,8 @@ export interface UploadAttemptDeps {
   keys: KeySpace;
   ledger: MessageLedger;
   client: ParsingApiClient;
+  /** upload.concurrency: the API requests in flight at once, shared by the jobs. */
+  requestSlots: RequestSlots;
   workspaces: UploadWorkspaces;
   /** upload.attempts, for a job that does not carry its own. */
   attempts: number;
@@ -109,7 +112,7 @@ interface Begun {
   /** The message's facts for customIdentifier, expiryTime and the document index; null when gone. */
   record: MessageRecord | null;
   context: UploadContext;
-  /** The key this attempt's requests carry: a reload may replace it while they are in flight. */
+  /** The key this attempt's last request carried: a reload may replace it while it is in flight. */
   keyGeneration: number;
 }
 
@@ -185,7 +188,9 @@ async function begin(deps: UploadAttemptDeps, run: Run): Promise<Begun> {
 async function lookUp(deps: UploadAttemptDeps, run: Run, workspace: UploadWorkspace): Promise<NextStep> {
   const { context } = await begin(deps, run);
   const customIdentifier = customIdentifierOf(workspace, context);
-  const answer = await deps.client.findDocuments(customIdentifier, uploadQuery(workspace));
+  const answer = await send(deps, run, () =>
+    deps.client.findDocuments(customIdentifier, uploadQuery(workspace)),
+  );
   const step = nextStep({
     ...run.facts,
     requestTimeoutMs: deps.requestTimeoutMs,
@@ -207,17 +212,28 @@ async function upload(
   file: Buffer,
 ): Promise<ApiResult> {
   const { context } = await begin(deps, run);
-  run.log.debug({ attemptsStarted: run.job.attemptsStarted }, 'uploading');
-  const started = performance.now();
-  const result = await deps.client.uploadDocument({
-    file,
-    fileName: run.data.fileName,
-    contentType: run.data.contentType,
-    fields: uploadFields(workspace, context),
-    ...uploadQuery(workspace),
+  return send(deps, run, async () => {
+    run.log.debug({ attemptsStarted: run.job.attemptsStarted }, 'uploading');
+    const started = performance.now();
+    const result = await deps.client.uploadDocument({
+      file,
+      fileName: run.data.fileName,
+      contentType: run.data.contentType,
+      fields: uploadFields(workspace, context),
+      ...uploadQuery(workspace),
+    });
+    deps.metrics?.uploadSeconds.observe((performance.now() - started) / 1000);
+    return result;
   });
-  deps.metrics?.uploadSeconds.observe((performance.now() - started) / 1000);
-  return result;
+}
+
+/** Makes one API request of a begun run once a request slot is free, noting the key it carries. */
+async function send<T>(deps: UploadAttemptDeps, run: Run, request: () => Promise<T>): Promise<T> {
+  const begun = await begin(deps, run);
+  return deps.requestSlots.run(() => {
+    begun.keyGeneration = deps.keyGeneration?.() ?? 0;
+    return request();
+  });
 }
 
 async function settleWith(deps: UploadAttemptDeps, run: Run, answer: ApiResult): Promise<Settlement> {
