@@ -75,7 +75,7 @@ export async function scaleOutBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
     let uploaded = 0;
     for (const processes of [1, 2]) {
       const share = processes === 1 ? Math.floor(queued / 3) : queued - uploaded;
-      const from = mock.arrivals.length;
+      const from = (await mock.arrivals()).length;
       const workers: GatewayUnderBench[] = [];
       try {
         for (let i = 0; i < processes; i++)
@@ -85,8 +85,9 @@ export async function scaleOutBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
         await Promise.allSettled(workers.map((worker) => worker.close()));
       }
       // Uploads finished while the workers closed belong to this shape too; the first tenth is start-up.
-      const arrivals = mock.arrivals.slice(from, uploaded + share);
-      uploaded = mock.arrivals.length;
+      const all = await mock.arrivals();
+      const arrivals = all.slice(from, uploaded + share);
+      uploaded = all.length;
       const rate = uploadRate(arrivals, Math.floor(arrivals.length / 10));
       const allowed = (processes * CONCURRENCY * 1000) / API_LATENCY_MS;
       rows.push([

@@ -1,8 +1,9 @@
 /**
  * Upload-rate benchmark: how close the workers come to the rate the parsing API allows. A
  * `--role smtp` gateway fills the queue, then one `--role worker` process uploads to the mock
- * API answering each upload after 50 ms; documents/s against `upload.concurrency / latency`
- * (DESIGN.md: at least 90% of it).
+ * API (in a process of its own) answering each upload after 50 ms; documents/s against
+ * `upload.concurrency / latency` (DESIGN.md: at least 90% of it), and against the mock's
+ * measured answer time.
  *
  *   npm run bench -- upload
  *   BENCH_UPLOADS=800 npm run bench -- upload
@@ -46,12 +47,19 @@ export async function uploadRateBenchmark(env: NodeJS.ProcessEnv): Promise<void>
     } finally {
       await worker.close();
     }
-    const rate = uploadRate(mock.arrivals, Math.floor(documents / 10));
+    const rate = uploadRate(await mock.arrivals(), Math.floor(documents / 10));
     const allowed = CONCURRENCY / (API_LATENCY_MS / 1000);
+    const answerMs = await mock.meanAnswerMs();
     console.log(
       `one worker process, upload.concurrency ${CONCURRENCY}, API latency ${API_LATENCY_MS} ms: ` +
         `${rate.toFixed(1)} documents/s of ${allowed.toFixed(0)} allowed = ${((100 * rate) / allowed).toFixed(0)}% ` +
         `(DESIGN.md: at least 90%); ${documents} documents of 100 KB; load average ${loadAverage().toFixed(2)}`,
+    );
+    // The mock's own reading of each form comes on top of the latency: the gateway's share is
+    // the rate against what the mock's answers allowed.
+    console.log(
+      `the mock answered in ${answerMs.toFixed(1)} ms on average: ` +
+        `${((100 * rate * answerMs) / (CONCURRENCY * 1000)).toFixed(0)}% of upload.concurrency / that`,
     );
   } finally {
     await mock.close();

@@ -1,47 +1,63 @@
-import { Writable } from 'node:stream';
-import { createLogger } from '../../src/logger.ts';
-import { createMockApi } from '../../src/mock-api/create-mock-api.ts';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 
 /**
- * The gateway's mock parsing API in this process, answering every upload after `latencyMs`
- * (an injected fault that never runs out), keeping no file bytes; it notes when each upload
- * arrived so the benchmark can time the workers from their first upload to their last.
+ * The gateway's mock parsing API answering every upload after `latencyMs`, in a process of
+ * its own (bench/peers/slow-mock-server.ts), so that the benchmark measures the workers: in
+ * the benchmark's process its parsing of every upload shared one event loop with the
+ * benchmark's own work and delayed its answers beyond the latency asked for.
  */
 export interface SlowMockApi {
   readonly url: string;
   readonly apiKey: string;
-  /** performance.now() of each upload received, in order. */
-  readonly arrivals: readonly number[];
   /** Resolves once `count` uploads have arrived in all. */
   waitForUploads(count: number): Promise<void>;
+  /** When each upload arrived so far, in ms on the mock's monotonic clock, in order. */
+  arrivals(): Promise<number[]>;
+  /** How long the mock took to answer an upload, on average: the latency and its own work, ms. */
+  meanAnswerMs(): Promise<number>;
   close(): Promise<void>;
 }
 
 const apiKey = 'bench-upload-key';
 
 export async function startSlowMockApi(latencyMs: number): Promise<SlowMockApi> {
-  const mock = createMockApi({
-    apiKey,
-    logger: createLogger({
-      level: 'silent',
-      destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
-    }),
-    retainFileBytes: false,
-  });
-  const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
-  mock.enqueueFault({ latencyMs, times: 'always' });
-  const arrivals: number[] = [];
-  mock.onUpload(() => {
-    arrivals.push(performance.now());
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [new URL('slow-mock-server.ts', import.meta.url).pathname, String(latencyMs), apiKey],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const { stdin, stdout } = child;
+  if (!stdin || !stdout) throw new Error('slow mock API: no pipes');
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: stdout })[Symbol.asyncIterator]();
+  // One request at a time, each answered by the next line.
+  const ask = async (request: string | null): Promise<Record<string, unknown>> => {
+    if (request !== null) stdin.write(`${request}\n`);
+    const line = await lines.next();
+    if (line.done) throw new Error('the slow mock API exited');
+    return JSON.parse(line.value) as Record<string, unknown>;
+  };
+  const { url } = await ask(null);
+  if (typeof url !== 'string') throw new Error('the slow mock API did not say its URL');
   return {
     url,
     apiKey,
-    arrivals,
     async waitForUploads(count) {
-      await mock.waitForUploads(count);
+      await ask(`wait ${count}`);
     },
-    close: () => mock.close(),
+    async arrivals() {
+      const { arrivals } = await ask('arrivals');
+      return Array.isArray(arrivals) ? arrivals.map(Number) : [];
+    },
+    async meanAnswerMs() {
+      return Number((await ask('answers')).meanMs);
+    },
+    async close() {
+      if (child.exitCode === null) stdin.end('close\n');
+      await exited;
+    },
   };
 }
 

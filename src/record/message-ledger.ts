@@ -17,6 +17,14 @@ import {
 export interface MessageLedger {
   read(messageId: string): Promise<MessageRecord | null>;
   readEntry(messageId: string, entry: number): Promise<AttachmentEntry | null>;
+  /**
+   * The record and one of its entries in one read, the entry with its stored text for a later
+   * `replaceEntry`; the record is null when its summary is gone, the entry when it is.
+   */
+  readWithEntry(
+    messageId: string,
+    entry: number,
+  ): Promise<{ record: MessageRecord | null; entry: StoredEntry | null }>;
   /** Replace fields of one entry; returns the updated entry, null when the record is gone. */
   updateEntry(messageId: string, entry: number, patch: EntryPatch): Promise<AttachmentEntry | null>;
   /**
@@ -28,12 +36,30 @@ export interface MessageLedger {
     entry: number,
     revise: (current: AttachmentEntry) => EntryPatch | null,
   ): Promise<AttachmentEntry | null>;
+  /**
+   * updateEntry from the entry as this writer last read or wrote it: written at once when it is
+   * still what Redis holds, read again and revised otherwise (or when `known` is null). Returns
+   * the entry as written, with its stored text for the writer's next change; null when the
+   * record is gone.
+   */
+  replaceEntry(
+    messageId: string,
+    entry: number,
+    patch: EntryPatch,
+    known: StoredEntry | null,
+  ): Promise<StoredEntry | null>;
   markEnqueued(messageId: string): Promise<void>;
   recordDocument(source: DocumentSource): Promise<void>;
   findDocument(documentIdentifier: string): Promise<DocumentSource | null>;
 }
 
 export type EntryPatch = Partial<Omit<AttachmentEntry, 'entry'>>;
+
+/** An entry and the exact text Redis holds for it: what a compare-and-set compares against. */
+export interface StoredEntry {
+  value: AttachmentEntry;
+  text: string;
+}
 
 export const entryField = (entry: number): string => `entry:${entry}`;
 
@@ -57,14 +83,16 @@ export function recordFields(
  * a read-then-write would let one undo another's change. A script that merged the patch
  * itself would need cjson, which writes an empty array as `{}`; WATCH needs a connection
  * of its own, since any other caller's EXEC on a shared connection clears it. This keeps
- * the entry one JSON value, as every reader expects. Returns 1 when written, 0 when the
- * entry changed meanwhile, -1 when it is gone.
+ * the entry one JSON value, as every reader expects. A non-empty ARGV[4] is the channel told
+ * the message id (ARGV[5]) once written: the settle notice, in the same round trip. Returns
+ * 1 when written, 0 when the entry changed meanwhile, -1 when it is gone.
  */
 const COMPARE_AND_SET_ENTRY = `
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if not current then return -1 end
 if current ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
 return 1
 `;
 
@@ -85,52 +113,76 @@ export function createMessageLedger(
     return value === null ? null : (JSON.parse(value) as AttachmentEntry);
   }
 
-  async function reviseEntry(
+  /**
+   * Compare and set until the entry holds what `change` makes of it; the first compare is against
+   * `known` when the writer has it, saving a read.
+   */
+  async function revise(
     messageId: string,
     entry: number,
-    revise: (current: AttachmentEntry) => EntryPatch | null,
-  ): Promise<AttachmentEntry | null> {
+    change: (current: AttachmentEntry) => EntryPatch | null,
+    known: StoredEntry | null = null,
+  ): Promise<StoredEntry | null> {
     const key = keys.message(messageId).record;
     const field = entryField(entry);
     for (let race = 0; race < MAX_ENTRY_RACES; race++) {
-      const read = await redis.hget(key, field);
+      const read = race === 0 && known ? known.text : await redis.hget(key, field);
       if (read === null) return null;
-      const current = JSON.parse(read) as AttachmentEntry;
-      const patch = revise(current);
-      if (patch === null) return current;
+      const current = race === 0 && known ? known.value : (JSON.parse(read) as AttachmentEntry);
+      const patch = change(current);
+      if (patch === null) return { value: current, text: read };
       const next: AttachmentEntry = { ...current, ...patch, entry, updatedAt: new Date().toISOString() };
-      const written = await redis.eval(COMPARE_AND_SET_ENTRY, 1, key, field, read, JSON.stringify(next));
-      if (written === 1) {
-        if (patch.state !== undefined && finalStates.has(patch.state)) {
-          await redis.publish(keys.settledChannel, messageId);
-        }
-        return next;
-      }
+      const text = JSON.stringify(next);
+      const settles = patch.state !== undefined && finalStates.has(patch.state);
+      // A final state wakes the long polls of GET /v1/messages?wait= (keys.settledChannel).
+      const notice = settles ? [keys.settledChannel, messageId] : ['', ''];
+      const written = await redis.eval(COMPARE_AND_SET_ENTRY, 1, key, field, read, text, ...notice);
+      if (written === 1) return { value: next, text };
       if (written === -1) return null;
     }
     throw new Error(`entry ${entry} of message ${messageId} kept changing under ${MAX_ENTRY_RACES} updates`);
   }
 
+  async function reviseEntry(
+    messageId: string,
+    entry: number,
+    change: (current: AttachmentEntry) => EntryPatch | null,
+  ): Promise<AttachmentEntry | null> {
+    return (await revise(messageId, entry, change))?.value ?? null;
+  }
+
+  function recordOf(fields: Record<string, string>): MessageRecord | null {
+    const summary = fields.summary;
+    if (summary === undefined) return null;
+    const count = Number(fields.entries ?? '0');
+    const attachments: AttachmentEntry[] = [];
+    for (let i = 0; i < count; i++) {
+      const value = fields[entryField(i)];
+      if (value !== undefined) attachments.push(JSON.parse(value) as AttachmentEntry);
+    }
+    return {
+      ...(JSON.parse(summary) as MessageSummary),
+      status: fields.status === 'enqueued' ? 'enqueued' : 'committed',
+      attachments,
+    };
+  }
+
   return {
     async read(messageId) {
+      return recordOf(await redis.hgetall(keys.message(messageId).record));
+    },
+    async readWithEntry(messageId, entry) {
       const fields = await redis.hgetall(keys.message(messageId).record);
-      const summary = fields.summary;
-      if (summary === undefined) return null;
-      const count = Number(fields.entries ?? '0');
-      const attachments: AttachmentEntry[] = [];
-      for (let i = 0; i < count; i++) {
-        const value = fields[entryField(i)];
-        if (value !== undefined) attachments.push(JSON.parse(value) as AttachmentEntry);
-      }
+      const text = fields[entryField(entry)];
       return {
-        ...(JSON.parse(summary) as MessageSummary),
-        status: fields.status === 'enqueued' ? 'enqueued' : 'committed',
-        attachments,
+        record: recordOf(fields),
+        entry: text === undefined ? null : { value: JSON.parse(text) as AttachmentEntry, text },
       };
     },
     readEntry,
     updateEntry: (messageId, entry, patch) => reviseEntry(messageId, entry, () => patch),
     reviseEntry,
+    replaceEntry: (messageId, entry, patch, known) => revise(messageId, entry, () => patch, known),
     async markEnqueued(messageId) {
       await redis.hset(keys.message(messageId).record, 'status', 'enqueued');
     },

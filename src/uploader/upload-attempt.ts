@@ -9,12 +9,13 @@ import type { RedisClient } from '../queue/redis-connections.ts';
 import { readStoredDocument } from '../queue/stored-document.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
-import type { MessageLedger } from '../record/message-ledger.ts';
+import type { EntryPatch, MessageLedger, StoredEntry } from '../record/message-ledger.ts';
 import type { MessageRecord } from '../record/message-record.ts';
 import { type CompletionJobData, startTracking } from './completion-queue.ts';
 import { countDocuments, documentOutcomesOf } from './document-metrics.ts';
 import { type AttemptFacts, type NextStep, nextStep } from './next-step.ts';
 import { uploadContextOf } from './record-outcome.ts';
+import type { RequestSlots } from './request-slots.ts';
 import {
   type FollowUp,
   failure,
@@ -62,6 +63,8 @@ export interface UploadAttemptDeps {
   keys: KeySpace;
   ledger: MessageLedger;
   client: ParsingApiClient;
+  /** upload.concurrency: the API requests in flight at once, shared by the jobs. */
+  requestSlots: RequestSlots;
   workspaces: UploadWorkspaces;
   /** upload.attempts, for a job that does not carry its own. */
   attempts: number;
@@ -98,6 +101,10 @@ interface Run {
   attempt: number;
   log: Logger;
   facts: AttemptFacts;
+  /** The message record as the run found it; null when gone. */
+  record: MessageRecord | null;
+  /** The entry as this run last read or wrote it, for its next compare-and-set; null when gone. */
+  stored: StoredEntry | null;
   begun?: Begun;
 }
 
@@ -105,7 +112,7 @@ interface Begun {
   /** The message's facts for customIdentifier, expiryTime and the document index; null when gone. */
   record: MessageRecord | null;
   context: UploadContext;
-  /** The key this attempt's requests carry: a reload may replace it while they are in flight. */
+  /** The key this attempt's last request carried: a reload may replace it while it is in flight. */
   keyGeneration: number;
 }
 
@@ -125,19 +132,23 @@ export function createUploadAttempt(deps: UploadAttemptDeps): UploadProcessor {
 async function openRun(deps: UploadAttemptDeps, job: Job<UploadJobData>): Promise<Run> {
   const { data } = job;
   const attempt = job.attemptsMade + 1;
-  const entry = await deps.ledger.readEntry(data.messageId, data.entry);
+  // The record is read while the bytes are: its round trip overlaps theirs.
+  const reading = deps.ledger.readWithEntry(data.messageId, data.entry);
+  // Awaited below; this only keeps its failure from going unhandled should the bytes' read fail first.
+  reading.catch(() => undefined);
   const blob = await readStoredDocument(deps.redis, deps.keys, data);
+  const { record, entry: stored } = await reading;
   const facts: AttemptFacts = {
     attempt,
     maxAttempts: job.opts.attempts ?? deps.attempts,
     runsStarted: job.attemptsStarted,
-    entry,
+    entry: stored?.value ?? null,
     workspaceName: data.workspace,
     workspace: deps.workspaces.get(data.workspace),
     blob,
   };
   const log = deps.logger.child({ queueId: data.messageId, jobId: job.id, entry: data.entry, attempt });
-  return { job, data, attempt, log, facts };
+  return { job, data, attempt, log, facts, record, stored };
 }
 
 async function settlementFor(deps: UploadAttemptDeps, run: Run, step: NextStep): Promise<Settlement> {
@@ -166,12 +177,9 @@ async function settlementFor(deps: UploadAttemptDeps, run: Run, step: NextStep):
 async function begin(deps: UploadAttemptDeps, run: Run): Promise<Begun> {
   if (run.begun) return run.begun;
   const { data } = run;
-  const entry = await deps.ledger.updateEntry(data.messageId, data.entry, {
-    state: 'uploading',
-    attempts: run.attempt,
-  });
+  const entry = await changeEntry(deps, run, { state: 'uploading', attempts: run.attempt });
   // The record outlives the upload; without it the upload still goes, with what the job knows.
-  const record = entry ? await deps.ledger.read(data.messageId) : null;
+  const record = entry ? run.record : null;
   const keyGeneration = deps.keyGeneration?.() ?? 0;
   run.begun = { record, context: uploadContextOf(record, data, new Date()), keyGeneration };
   return run.begun;
@@ -180,7 +188,9 @@ async function begin(deps: UploadAttemptDeps, run: Run): Promise<Begun> {
 async function lookUp(deps: UploadAttemptDeps, run: Run, workspace: UploadWorkspace): Promise<NextStep> {
   const { context } = await begin(deps, run);
   const customIdentifier = customIdentifierOf(workspace, context);
-  const answer = await deps.client.findDocuments(customIdentifier, uploadQuery(workspace));
+  const answer = await send(deps, run, () =>
+    deps.client.findDocuments(customIdentifier, uploadQuery(workspace)),
+  );
   const step = nextStep({
     ...run.facts,
     requestTimeoutMs: deps.requestTimeoutMs,
@@ -202,17 +212,28 @@ async function upload(
   file: Buffer,
 ): Promise<ApiResult> {
   const { context } = await begin(deps, run);
-  run.log.debug({ attemptsStarted: run.job.attemptsStarted }, 'uploading');
-  const started = performance.now();
-  const result = await deps.client.uploadDocument({
-    file,
-    fileName: run.data.fileName,
-    contentType: run.data.contentType,
-    fields: uploadFields(workspace, context),
-    ...uploadQuery(workspace),
+  return send(deps, run, async () => {
+    run.log.debug({ attemptsStarted: run.job.attemptsStarted }, 'uploading');
+    const started = performance.now();
+    const result = await deps.client.uploadDocument({
+      file,
+      fileName: run.data.fileName,
+      contentType: run.data.contentType,
+      fields: uploadFields(workspace, context),
+      ...uploadQuery(workspace),
+    });
+    deps.metrics?.uploadSeconds.observe((performance.now() - started) / 1000);
+    return result;
   });
-  deps.metrics?.uploadSeconds.observe((performance.now() - started) / 1000);
-  return result;
+}
+
+/** Makes one API request of a begun run once a request slot is free, noting the key it carries. */
+async function send<T>(deps: UploadAttemptDeps, run: Run, request: () => Promise<T>): Promise<T> {
+  const begun = await begin(deps, run);
+  return deps.requestSlots.run(() => {
+    begun.keyGeneration = deps.keyGeneration?.() ?? 0;
+    return request();
+  });
 }
 
 async function settleWith(deps: UploadAttemptDeps, run: Run, answer: ApiResult): Promise<Settlement> {
@@ -225,7 +246,7 @@ async function perform(deps: UploadAttemptDeps, run: Run, action: FollowUp): Pro
   const { data } = run;
   switch (action.action) {
     case 'index-document': {
-      const record = run.begun ? run.begun.record : await deps.ledger.read(data.messageId);
+      const record = run.begun ? run.begun.record : run.record;
       await deps.ledger.recordDocument({
         documentIdentifier: action.documentIdentifier,
         messageId: data.messageId,
@@ -238,7 +259,7 @@ async function perform(deps: UploadAttemptDeps, run: Run, action: FollowUp): Pro
       return;
     }
     case 'update-entry':
-      await deps.ledger.updateEntry(data.messageId, data.entry, action.change);
+      await changeEntry(deps, run, action.change);
       countDocuments(deps.metrics, documentOutcomesOf(action.change));
       return;
     case 'release-blob':
@@ -253,6 +274,16 @@ async function perform(deps: UploadAttemptDeps, run: Run, action: FollowUp): Pro
     case 'pause-uploads':
       return deps.pauseUploads(action.reason);
   }
+}
+
+/** Changes the run's entry, starting from the text it last saw of it; keeps what it wrote. */
+async function changeEntry(
+  deps: UploadAttemptDeps,
+  run: Run,
+  patch: EntryPatch,
+): Promise<StoredEntry | null> {
+  run.stored = await deps.ledger.replaceEntry(run.data.messageId, run.data.entry, patch, run.stored);
+  return run.stored;
 }
 
 async function trackCompletion(

@@ -1,4 +1,4 @@
-import { type Job, type Queue, Worker, type WorkerOptions } from 'bullmq';
+import { type Job, type Queue, WaitingError, Worker, type WorkerOptions } from 'bullmq';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
@@ -10,6 +10,7 @@ import type { MessageLedger } from '../record/message-ledger.ts';
 import { closeWorker, createRunningJobs, type RunningJobs } from './close-worker.ts';
 import type { CompletionJobData } from './completion-queue.ts';
 import { repair } from './reconcile-records.ts';
+import { createRequestSlots, jobsInFlight } from './request-slots.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import { createUploadAttempt, RecordedUploadFailure, RetryableUploadError } from './upload-attempt.ts';
 import type { UploadWorkspaces } from './upload-settings-schema.ts';
@@ -79,6 +80,7 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
 
   const upload = createUploadAttempt({
     ...options,
+    requestSlots: createRequestSlots(options.concurrency),
     logger: log,
     settleWaitMs: options.stalledAfter,
     async pauseUploads(reason) {
@@ -90,7 +92,8 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   const jobs = createRunningJobs();
   const worker = new Worker<UploadJobData>(
     uploadQueueName,
-    (job, token) => jobs.track(upload(job, token)),
+    // A fetch begun before a pause may still hand out a job: it goes back untouched.
+    (job, token) => jobs.track(pausedReason === null ? upload(job, token) : handBack(job, token)),
     workerOptions(options),
   );
   // Redis away is the outage log's to report, once, not this listener's on every retry.
@@ -126,12 +129,18 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   };
 }
 
+/** Back to the wait list, no attempt spent (BullMQ's WaitingError). */
+async function handBack(job: Job<UploadJobData>, token: string | undefined): Promise<never> {
+  await job.moveToWait(token);
+  throw new WaitingError();
+}
+
 function workerOptions(options: UploadWorkerOptions): WorkerOptions {
   const random = options.random ?? Math.random;
   return {
     connection: options.connection,
     prefix: options.keys.queuePrefix,
-    concurrency: options.concurrency,
+    concurrency: jobsInFlight(options.concurrency),
     autorun: false,
     lockDuration: options.stalledAfter ?? 30_000,
     maxStalledCount: options.maxStalls ?? 3,

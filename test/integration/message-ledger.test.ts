@@ -70,6 +70,51 @@ describe('message ledger: entry updates', () => {
     expect(await ledger.readEntry('revise', 0)).toMatchObject({ state: 'uploaded', warnings: [] });
   });
 
+  it('reads the record with one entry, whose text a later change compares against', async () => {
+    await commit('known');
+    const { record, entry } = await ledger.readWithEntry('known', 0);
+    expect(record?.attachments).toHaveLength(1);
+    expect(entry?.value).toMatchObject({ state: 'uploading' });
+    expect(entry?.text).toBe(await client.hget(keys.message('known').record, 'entry:0'));
+    if (!entry) throw new Error('no entry');
+    const written = await ledger.replaceEntry('known', 0, { state: 'queued', reason: 'busy' }, entry);
+    expect(written?.text).toBe(await client.hget(keys.message('known').record, 'entry:0'));
+    expect(written?.value).toMatchObject({ state: 'queued', reason: 'busy' });
+    expect(await ledger.readWithEntry('known', 1)).toMatchObject({ entry: null });
+    expect(await ledger.readWithEntry('none', 0)).toEqual({ record: null, entry: null });
+  });
+
+  it('keeps another writer’s change made since the text a writer knows', async () => {
+    await commit('stale');
+    const { entry: known } = await ledger.readWithEntry('stale', 0);
+    const polling = { state: 'polling' as const, polls: 0, nextPollAt: null, reason: null };
+    await ledger.updateEntry('stale', 0, { completion: polling });
+    await ledger.replaceEntry('stale', 0, { state: 'uploaded', documentIdentifier: 'DOC-3' }, known);
+    expect(await ledger.readEntry('stale', 0)).toMatchObject({
+      state: 'uploaded',
+      documentIdentifier: 'DOC-3',
+      completion: polling,
+    });
+  });
+
+  it('tells the settled channel once an entry reaches a final state, and not before', async () => {
+    await commit('notice');
+    const subscriber = new Redis(redis.url);
+    const notices: string[] = [];
+    subscriber.on('message', (_channel: string, messageId: string) => notices.push(messageId));
+    await subscriber.subscribe(keys.settledChannel);
+    try {
+      const { entry } = await ledger.readWithEntry('notice', 0);
+      const queued = await ledger.replaceEntry('notice', 0, { state: 'queued' }, entry);
+      await ledger.replaceEntry('notice', 0, { state: 'uploaded', documentIdentifier: 'DOC-4' }, queued);
+      // A command on the subscriber's connection is answered after the notices sent before it.
+      await subscriber.ping();
+      expect(notices).toEqual(['notice']);
+    } finally {
+      subscriber.disconnect();
+    }
+  });
+
   it('answers null for a record that is gone, and creates none', async () => {
     expect(await ledger.updateEntry('gone', 0, { state: 'failed' })).toBeNull();
     expect(await client.exists(keys.message('gone').record)).toBe(0);
