@@ -52,6 +52,24 @@ describe('append writer', () => {
     expect(await redis.ttl(writer.key)).toBeGreaterThan(0);
   });
 
+  it('writers sharing a connection, their frames reused, each store only their own bytes', async () => {
+    const writers = Array.from({ length: 4 }, () => createAppendWriter(redis, key()));
+    const sent = writers.map(() => [] as Buffer[]);
+    await Promise.all(
+      writers.map(async (writer, at) => {
+        for (let i = 0; i < 40; i++) {
+          const chunk = randomBytes(65_536 + at * 7);
+          sent[at]?.push(chunk);
+          await writer.write(chunk);
+        }
+        await writer.end();
+      }),
+    );
+    for (const [at, writer] of writers.entries()) {
+      expect((await redis.getBuffer(writer.key))?.equals(Buffer.concat(sent[at] ?? []))).toBe(true);
+    }
+  });
+
   it('does not keep a chunk it was given: changing it after write() changes nothing stored', async () => {
     const writer = createAppendWriter(redis, key(), { chunkBytes: 1024 });
     const chunk = Buffer.from('first\r\n');
