@@ -72,7 +72,13 @@ export async function startGatewayProcess(options: GatewayStartOptions): Promise
     const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
     await writeFile(configPath, benchConfigFile({ ...options, redisUrl }).text);
     // The harness reads the "ready" line at info; a bench asking for warn gets warn by its file.
-    const daemon = await startDaemon(configPath, options.role ?? 'smtp', 'info', options.env ?? {}, entry);
+    const daemon = await startDaemon(
+      configPath,
+      options.role ?? 'smtp',
+      'info',
+      gatewayEnv(options.env ?? {}),
+      entry,
+    );
     const role = options.role ?? 'smtp';
     return {
       name: options.name ?? `ingest-gateway --role ${role}`,
@@ -97,6 +103,17 @@ export async function startGatewayProcess(options: GatewayStartOptions): Promise
     await cleanUp();
     throw err;
   }
+}
+
+/**
+ * The gateway's environment: `env`, with BENCH_GATEWAY_NODE_OPTIONS (from the benchmark's own
+ * environment) added to its NODE_OPTIONS, so that a Node or V8 flag (`--max-semi-space-size=2`)
+ * can be weighed on the gateway alone, the peers and the load running as always.
+ */
+function gatewayEnv(env: Record<string, string>): Record<string, string> {
+  const extra = process.env.BENCH_GATEWAY_NODE_OPTIONS;
+  if (!extra) return env;
+  return { ...env, NODE_OPTIONS: [env.NODE_OPTIONS, extra].filter(Boolean).join(' ') };
 }
 
 async function metrics(httpUrl: string): Promise<string> {
