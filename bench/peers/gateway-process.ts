@@ -105,13 +105,17 @@ export async function startGatewayProcess(options: GatewayStartOptions): Promise
   }
 }
 
+/** The Node options the container image runs the gateway with (Dockerfile, ENTRYPOINT). */
+const IMAGE_NODE_OPTIONS = '--max-semi-space-size=4';
+
 /**
- * The gateway's environment: `env`, with BENCH_GATEWAY_NODE_OPTIONS (from the benchmark's own
- * environment) added to its NODE_OPTIONS, so that a Node or V8 flag (`--max-semi-space-size=2`)
- * can be weighed on the gateway alone, the peers and the load running as always.
+ * The gateway's environment: `env`, with the image's Node options, or BENCH_GATEWAY_NODE_OPTIONS
+ * (from the benchmark's own environment) instead when it is set, added to its NODE_OPTIONS, so
+ * that a Node or V8 flag can be weighed on the gateway alone, the peers and the load running as
+ * always (BENCH_GATEWAY_NODE_OPTIONS=' ' runs it with V8's defaults).
  */
 function gatewayEnv(env: Record<string, string>): Record<string, string> {
-  const extra = process.env.BENCH_GATEWAY_NODE_OPTIONS;
+  const extra = (process.env.BENCH_GATEWAY_NODE_OPTIONS ?? IMAGE_NODE_OPTIONS).trim();
   if (!extra) return env;
   return { ...env, NODE_OPTIONS: [env.NODE_OPTIONS, extra].filter(Boolean).join(' ') };
 }
