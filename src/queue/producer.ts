@@ -116,8 +116,11 @@ export function createProducer(options: ProducerOptions): Producer {
     entries: readonly AttachmentEntry[],
   ): Promise<void> {
     await index.add(messageId, receivedAt);
-    const jobs = jobsOf(messageId, entries);
-    if (jobs.length > 0) await queue.addBulk(jobs);
+    // One add per job, not addBulk: BullMQ queues a bulk on an ioredis pipeline, which sends
+    // its script's whole text (EVAL) with every message, where add() sends its hash
+    // (EVALSHA). The jobs need no transaction of their own: their ids are stable, and a
+    // repeated delivery adds whatever is missing (see above).
+    await Promise.all(jobsOf(messageId, entries).map((job) => queue.add(job.name, job.data, job.opts)));
     await ledger.markEnqueued(messageId);
   }
 
