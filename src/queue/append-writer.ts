@@ -16,6 +16,12 @@ export interface AppendWriterOptions {
    * that); 4 MiB keeps a local Redis busy (it takes a 256 KiB APPEND in well under 1 ms).
    */
   connectionBytes?: number;
+  /**
+   * How the bytes are laid out in Redis: `append` (default) grows one string by APPEND;
+   * `chunks` writes a hash of fields `0`, `1`, … of exactly `chunkBytes` each, the last one
+   * shorter, one HSET per field (the raw copy, src/queue/raw-copy.ts).
+   */
+  layout?: 'append' | 'chunks';
 }
 
 /**
@@ -76,8 +82,10 @@ export function createAppendWriter(
   const maxInFlight = options.maxInFlight ?? 2;
   const connectionBytes = options.connectionBytes ?? 4 * 1024 * 1024;
   const ttlSeconds = options.ttlSeconds ?? 86_400;
+  const chunked = options.layout === 'chunks';
   const budget = budgetOf(redis);
   let frame: AppendFrame | null = null;
+  let frames = 0;
   let bytes = 0;
   const inFlight = new Set<Promise<unknown>>();
   let failure: Error | undefined;
@@ -140,8 +148,12 @@ export function createAppendWriter(
       let from = 0;
       while (from < chunk.length) {
         if (frame === null) {
-          const capacity = frameCapacity(chunkBytes, bytes - chunk.length + from, chunk.length - from);
-          frame = new AppendFrame(key, capacity, capacity === chunkBytes ? budget.spare : null);
+          const capacity = chunked
+            ? chunkBytes
+            : frameCapacity(chunkBytes, bytes - chunk.length + from, chunk.length - from);
+          const field = chunked ? String(frames) : null;
+          frame = new AppendFrame(key, field, capacity, capacity === chunkBytes ? budget.spare : null);
+          frames += 1;
         }
         from += frame.fill(chunk, from);
         if (frame.full) {
@@ -190,8 +202,9 @@ const CRLF = '\r\n';
 const HEAD_ROOM = 1024;
 
 /**
- * One APPEND as RESP bytes, built in a single buffer as the chunks arrive: the command head
- * (`*3`, `APPEND`, the key) and the payload's length line are written in front of the payload
+ * One APPEND (or, with a field, one HSET) as RESP bytes, built in a single buffer as the
+ * chunks arrive: the command head (`*3`, `APPEND`, the key; or `*4`, `HSET`, the key, the
+ * field) and the payload's length line are written in front of the payload
  * when it is complete, so the payload is copied once, from the chunks into the frame, and the
  * frame is what goes on the wire. (ioredis builds a command with a Buffer argument by copying
  * it into a new buffer of its own, after this module had already joined the chunks into one.)
@@ -200,6 +213,7 @@ class AppendFrame {
   private readonly buffer: Buffer;
   private readonly head: Buffer;
   private readonly key: string;
+  private readonly field: string | null;
   private readonly capacity: number;
   /** Where the payload starts: room for the head and the longest length line before it. */
   private readonly payloadStart: number;
@@ -207,11 +221,25 @@ class AppendFrame {
   private readonly reusable: boolean;
   payloadBytes = 0;
 
-  /** `spare`: the connection's spare buffers, to take one from; null: a buffer of its own size. */
-  constructor(key: string, capacity: number, spare: ReadonlyMap<number, Buffer[]> | null) {
+  /**
+   * `field`: the hash field the payload goes to (HSET), or null to append it to the string.
+   * `spare`: the connection's spare buffers, to take one from; null: a buffer of its own size.
+   */
+  constructor(
+    key: string,
+    field: string | null,
+    capacity: number,
+    spare: ReadonlyMap<number, Buffer[]> | null,
+  ) {
     this.key = key;
+    this.field = field;
     this.capacity = capacity;
-    this.head = Buffer.from(`*3${CRLF}$6${CRLF}APPEND${CRLF}$${Buffer.byteLength(key)}${CRLF}${key}${CRLF}`);
+    const bulk = (text: string) => `$${Buffer.byteLength(text)}${CRLF}${text}${CRLF}`;
+    this.head = Buffer.from(
+      field === null
+        ? `*3${CRLF}${bulk('APPEND')}${bulk(key)}`
+        : `*4${CRLF}${bulk('HSET')}${bulk(key)}${bulk(field)}`,
+    );
     const headBytes = this.head.length + MAX_LENGTH_LINE;
     this.reusable = spare !== null && headBytes <= HEAD_ROOM;
     this.payloadStart = this.reusable ? HEAD_ROOM : headBytes;
@@ -250,20 +278,25 @@ class AppendFrame {
     const end = this.payloadStart + this.payloadBytes;
     this.buffer.write(CRLF, end, 'latin1');
     const payload = this.buffer.subarray(this.payloadStart, end);
-    return new PreframedCommand(this.key, payload, this.buffer.subarray(start, end + CRLF.length));
+    return new PreframedCommand(
+      this.key,
+      this.field,
+      payload,
+      this.buffer.subarray(start, end + CRLF.length),
+    );
   }
 }
 
 /**
- * An APPEND whose bytes on the wire are already built. Its arguments are still the key and
- * the payload, so that a Cluster routes it by the key's slot, and a command ioredis sends
+ * An APPEND or HSET whose bytes on the wire are already built. Its arguments are still the
+ * key (the field) and the payload, so that a Cluster routes it by the key's slot, and a command ioredis sends
  * again (a MOVED or ASK redirection) goes out as the same bytes.
  */
 class PreframedCommand extends Command {
   private readonly frame: Buffer;
 
-  constructor(key: string, payload: Buffer, frame: Buffer) {
-    super('append', [key, payload]);
+  constructor(key: string, field: string | null, payload: Buffer, frame: Buffer) {
+    super(field === null ? 'append' : 'hset', field === null ? [key, payload] : [key, field, payload]);
     this.frame = frame;
   }
 

@@ -1,4 +1,4 @@
-import type { AppendWriter } from './append-writer.ts';
+import { type AppendWriter, createAppendWriter } from './append-writer.ts';
 import type { RedisClient } from './redis-connections.ts';
 
 /**
@@ -14,94 +14,13 @@ import type { RedisClient } from './redis-connections.ts';
  */
 export const RAW_CHUNK_BYTES = 64 * 1024 - 64;
 
-export interface RawCopyWriterOptions {
-  /** HSETs allowed in flight before write() waits; default 8: the socket stays busy, memory per message stays under 600 KiB. */
-  maxInFlight?: number;
-  /** Seconds the key lives from its first write (the commit sets the final TTL); default 86400. */
-  ttlSeconds?: number;
-}
-
-/** Streams a message's bytes into its raw copy, a chunk per HSET, with backpressure. */
-export function createRawCopyWriter(
-  redis: RedisClient,
-  key: string,
-  options: RawCopyWriterOptions = {},
-): AppendWriter {
-  const maxInFlight = options.maxInFlight ?? 8;
-  const ttlSeconds = options.ttlSeconds ?? 86_400;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let bytes = 0;
-  let chunks = 0;
-  const inFlight = new Set<Promise<void>>();
-  let failure: Error | undefined;
-  let finished = false;
-
-  function send(chunk: Buffer): void {
-    const field = String(chunks);
-    const sent = (
-      chunks === 0
-        ? Promise.all([redis.hset(key, field, chunk), redis.expire(key, ttlSeconds)])
-        : redis.hset(key, field, chunk)
-    ).then(
-      () => undefined,
-      (err: unknown) => {
-        failure ??= err instanceof Error ? err : new Error(String(err));
-      },
-    );
-    chunks += 1;
-    inFlight.add(sent);
-    void sent.finally(() => inFlight.delete(sent));
-  }
-
-  /** Send every whole chunk gathered; with `all`, the short rest too. */
-  function flush(all: boolean): void {
-    while (pendingBytes >= RAW_CHUNK_BYTES || (all && pendingBytes > 0)) {
-      const gathered = pending.length === 1 && pending[0] ? pending[0] : Buffer.concat(pending, pendingBytes);
-      const size = Math.min(RAW_CHUNK_BYTES, gathered.length);
-      send(gathered.subarray(0, size));
-      const rest = gathered.subarray(size);
-      pending = rest.length > 0 ? [rest] : [];
-      pendingBytes = rest.length;
-    }
-  }
-
-  function check(): void {
-    if (failure) throw failure;
-    if (finished) throw new Error(`writer for ${key} is already finished`);
-  }
-
-  return {
-    key,
-    get bytes() {
-      return bytes;
-    },
-    async write(chunk) {
-      check();
-      if (chunk.length === 0) return;
-      pending.push(chunk);
-      pendingBytes += chunk.length;
-      bytes += chunk.length;
-      flush(false);
-      while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
-      if (failure) throw failure;
-    },
-    async end() {
-      check();
-      flush(true);
-      finished = true;
-      await Promise.all(inFlight);
-      if (failure) throw failure;
-    },
-    async discard() {
-      finished = true;
-      pending = [];
-      pendingBytes = 0;
-      await Promise.all(inFlight);
-      // Best effort: a key left behind expires with the TTL set at its first write.
-      await redis.del(key).catch(() => undefined);
-    },
-  };
+/**
+ * Streams a message's bytes into its raw copy, a chunk per HSET, with the append writer's
+ * backpressure: each byte copied once, into the command that goes on the wire; at most eight
+ * HSETs of a message and 4 MiB of the connection in flight.
+ */
+export function createRawCopyWriter(redis: RedisClient, key: string): AppendWriter {
+  return createAppendWriter(redis, key, { layout: 'chunks', chunkBytes: RAW_CHUNK_BYTES, maxInFlight: 8 });
 }
 
 /** The length of a raw copy in bytes; 0 when it is not stored. */
