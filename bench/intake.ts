@@ -1,7 +1,9 @@
 /**
- * Intake benchmark (issue 11): the gateway (`--role smtp` with its redis-server) against two
- * peers on the same load in the same run: smtp-server draining DATA (the Node floor) and
- * Haraka accepting and discarding. Prints a table per connection mode (messages/s, server
+ * Intake benchmark (issue 11): the gateway (`--role smtp` with its redis-server) against three
+ * peers on the same load in the same run: smtp-server draining DATA (the Node floor),
+ * smtp-server storing each message once in a redis-server of its own (the floor of store-once:
+ * the bytes in from the client and out to Redis, nothing else) and Haraka accepting and
+ * discarding. Prints a table per connection mode (messages/s, server
  * CPU ms per message, peak RSS), the ratios, Redis memory per message against its size on
  * the wire, and the gateway's CPU for a 5 MB message against a 100 KB one. Asserts nothing
  * (DESIGN.md, "Performance the design must allow", for the figures to compare).
@@ -60,6 +62,7 @@ export async function intakeBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
   let gateway: GatewayUnderBench | undefined;
   try {
     servers.push(await startDrainProcess());
+    servers.push(await startDrainProcess({ store: true }));
     servers.push(await startHarakaProcess());
     gateway = await startGatewayProcess({ recipients: Math.max(small, large) });
     servers.push(gateway);
@@ -121,14 +124,21 @@ function report(
   const runsOf = (server: BenchServer, slot: Slot | undefined) =>
     slot === undefined ? [] : (figures.get(key(server, slot))?.runs ?? []);
   const medianOf = (runs: readonly RunFigures[], pick: (run: RunFigures) => number) => median(runs.map(pick));
-  const [drain, haraka] = servers;
+  const [drain, storing, haraka] = servers;
   for (const reuse of [true, false]) {
     const [smallSlot, largeSlot] = slots.filter((slot) => slot.reuse === reuse);
     console.log(
       `\n${reuse ? `${SESSIONS} sessions reusing their connections` : `one message per connection, ${SESSIONS} at a time`} (medians)`,
     );
     const rows = [
-      ['', '100 KB PDF msgs/s', '5 MB PDF msgs/s', 'server CPU ms/msg (100 KB / 5 MB)', 'peak RSS MiB'],
+      [
+        '',
+        '100 KB PDF msgs/s',
+        '5 MB PDF msgs/s',
+        'server CPU ms/msg (100 KB / 5 MB)',
+        'of it redis-server',
+        'peak RSS MiB',
+      ],
     ];
     for (const server of servers) {
       const smallRuns = runsOf(server, smallSlot);
@@ -139,11 +149,22 @@ function report(
         figure(medianOf(smallRuns, (run) => run.messagesPerSecond)),
         figure(medianOf(largeRuns, (run) => run.messagesPerSecond)),
         `${figure(medianOf(smallRuns, (run) => run.cpuMsPerMessage))} / ${figure(medianOf(largeRuns, (run) => run.cpuMsPerMessage))}`,
+        server.pids.length > 1
+          ? `${figure(medianOf(smallRuns, (run) => run.redisCpuMsPerMessage))} / ${figure(medianOf(largeRuns, (run) => run.redisCpuMsPerMessage))}`
+          : '',
         `${Math.min(...peaks).toFixed(0)}-${Math.max(...peaks).toFixed(0)}`,
       ]);
     }
     console.log(textTable(rows));
-    for (const peer of [haraka, drain]) {
+    if (storing !== undefined && haraka !== undefined) {
+      const ratio = (slot: Slot | undefined) =>
+        medianOf(runsOf(storing, slot), (run) => run.messagesPerSecond) /
+        medianOf(runsOf(haraka, slot), (run) => run.messagesPerSecond);
+      console.log(
+        `${storing.name} / ${haraka.name}: msgs/s ${ratio(smallSlot).toFixed(2)} (100 KB), ${ratio(largeSlot).toFixed(2)} (5 MB)`,
+      );
+    }
+    for (const peer of [haraka, storing, drain]) {
       if (peer === undefined) continue;
       const ratio = (slot: Slot | undefined, pick: (run: RunFigures) => number) =>
         medianOf(runsOf(gateway, slot), pick) / medianOf(runsOf(peer, slot), pick);

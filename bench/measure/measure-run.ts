@@ -10,6 +10,8 @@ export interface RunFigures {
   messagesPerSecond: number;
   /** CPU time of all the server's processes (the gateway's Redis included) per accepted message. */
   cpuMsPerMessage: number;
+  /** The part of it spent by the server's processes after the first (its redis-server), 0 without. */
+  redisCpuMsPerMessage: number;
   /** Peak resident memory of the server's first process during the run, MiB. */
   peakMiB: number;
   /** 1-minute load average when the run ended. */
@@ -22,9 +24,12 @@ export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'p
   if (first === undefined) throw new Error(`${server.name}: no process`);
   await resetPeak(first);
   const acceptedBefore = await server.accepted();
+  const rest = server.pids.slice(1);
   const cpuBefore = await totalCpuMs(server.pids);
+  const restBefore = await totalCpuMs(rest);
   const result = await runLoad({ ...load, port: server.port });
   const cpu = (await totalCpuMs(server.pids)) - cpuBefore;
+  const restCpu = (await totalCpuMs(rest)) - restBefore;
   const accepted = (await server.accepted()) - acceptedBefore;
   if (accepted !== load.messages) {
     throw new Error(
@@ -36,6 +41,7 @@ export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'p
     seconds: result.seconds,
     messagesPerSecond: accepted / result.seconds,
     cpuMsPerMessage: cpu / accepted,
+    redisCpuMsPerMessage: restCpu / accepted,
     peakMiB: (await memoryMiB(first)).peak,
     loadAverage: loadAverage(),
     client: result.client,

@@ -1,13 +1,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
 import type { BenchServer } from './bench-server.ts';
+import { startBenchRedis } from './gateway-process.ts';
 
-/** bench/peers/drain-server.ts in a process of its own, answering its count on request. */
-export async function startDrainProcess(): Promise<BenchServer> {
+/**
+ * bench/peers/drain-server.ts in a process of its own, answering its count on request. With
+ * `store`, it stores every message once in a redis-server of its own (the gateway's
+ * durability settings), whose CPU counts with the server's, as the gateway's does.
+ */
+export async function startDrainProcess(options: { store?: boolean } = {}): Promise<BenchServer> {
+  const redis = options.store ? await startBenchRedis() : undefined;
+  const redisPid = redis === undefined ? undefined : await serverPid(redis.url);
   const child: ChildProcess = spawn(
     process.execPath,
-    [new URL('drain-server.ts', import.meta.url).pathname],
+    [new URL('drain-server.ts', import.meta.url).pathname, '0', ...(redis ? [redis.url] : [])],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },
@@ -24,9 +32,9 @@ export async function startDrainProcess(): Promise<BenchServer> {
   const { port } = await next();
   if (port === undefined || child.pid === undefined) throw new Error('the drain server did not say its port');
   return {
-    name: 'smtp-server draining DATA',
+    name: redis ? 'smtp-server storing DATA once in Redis' : 'smtp-server draining DATA',
     port,
-    pids: [child.pid],
+    pids: redisPid === undefined ? [child.pid] : [child.pid, redisPid],
     async accepted() {
       stdin.write('count\n');
       return (await next()).accepted ?? 0;
@@ -34,6 +42,17 @@ export async function startDrainProcess(): Promise<BenchServer> {
     async close() {
       stdin.end('close\n');
       await exited;
+      await redis?.close();
     },
   };
+}
+
+async function serverPid(url: string): Promise<number> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    return Number(/process_id:(\d+)/.exec(await client.info('server'))?.[1] ?? 0);
+  } finally {
+    client.disconnect();
+  }
 }

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
 import { SMTPServer } from 'smtp-server';
 
 /**
@@ -6,7 +7,11 @@ import { SMTPServer } from 'smtp-server';
  * throwing it away, with no parsing and no storage. What it accepts it counts (the 250s), so
  * the benchmark checks the load on the server's side too.
  *
- *   node bench/peers/drain-server.ts [port]
+ * Given a Redis URL it is the floor of storing once instead: every chunk of DATA as it comes
+ * written into a hash of its own message (HSET, one field per chunk, pipelined), the 250 given
+ * once Redis has acknowledged them all; still no parsing, no hashing, no queue.
+ *
+ *   node bench/peers/drain-server.ts [port] [redis URL]
  *
  * Run as its own process: prints `{"port": N}` once listening; answers each `count` line on
  * stdin with `{"accepted": N}`; closes on `close` or at the end of stdin.
@@ -20,8 +25,9 @@ export interface DrainServer {
   close(): Promise<void>;
 }
 
-export function createDrainServer(): DrainServer {
+export function createDrainServer(store?: Redis): DrainServer {
   let accepted = 0;
+  let stored = 0;
   const server = new SMTPServer({
     // As the gateway runs: no AUTH, no TLS, the same banner delay for early talkers.
     authOptional: true,
@@ -30,6 +36,24 @@ export function createDrainServer(): DrainServer {
     size: 64 * 1024 * 1024,
     // The load opens 20 connections at once; smtp-server's default allows any number.
     onData(stream, _session, callback) {
+      if (store !== undefined) {
+        stored += 1;
+        const key = `drain:{${stored}}:raw`;
+        const writes: Promise<unknown>[] = [];
+        stream.on('data', (chunk: Buffer) => {
+          writes.push(store.hset(key, String(writes.length), chunk));
+        });
+        stream.on('end', () => {
+          Promise.all(writes).then(
+            () => {
+              accepted += 1;
+              callback(null);
+            },
+            (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+          );
+        });
+        return;
+      }
       stream.on('end', () => {
         accepted += 1;
         callback(null);
@@ -53,13 +77,16 @@ export function createDrainServer(): DrainServer {
       });
     },
     close() {
-      return new Promise((resolve) => server.close(() => resolve()));
+      return new Promise<void>((resolve) => server.close(() => resolve())).then(() => {
+        store?.disconnect();
+      });
     },
   };
 }
 
 if (import.meta.main) {
-  const drain = createDrainServer();
+  const redisUrl = process.argv[3];
+  const drain = createDrainServer(redisUrl === undefined ? undefined : new Redis(redisUrl));
   const port = await drain.listen(Number(process.argv[2] ?? 0));
   process.stdout.write(`${JSON.stringify({ port })}\n`);
   const commands = createInterface({ input: process.stdin });

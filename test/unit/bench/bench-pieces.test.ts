@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BENCH_RECIPIENT, benchConfigFile, numberedRecipient } from '../../../bench/bench-config.ts';
@@ -13,6 +14,7 @@ import { counterValue } from '../../../bench/peers/gateway-process.ts';
 import { uploadRate } from '../../../bench/peers/slow-mock-api.ts';
 import { createRouteTable } from '../../../src/intake/route-table.ts';
 import { inspectType } from '../../../src/mail/detect-type.ts';
+import { startRedis } from '../../support/redis-server.ts';
 import { dataPayload, SmtpSession } from '../../support/smtp-session.ts';
 
 /** The benchmark's own pieces (bench/): they must measure what they say. No timing is asserted. */
@@ -49,6 +51,44 @@ describe('the drain server (the Node floor)', () => {
     await session.close();
     expect(codes).toEqual([250, 250, 250]);
     expect(drain.accepted()).toBe(3);
+  });
+});
+
+describe('the drain server storing once (the floor of store-once)', () => {
+  it('answers 250 only once every byte of the message is in Redis', async () => {
+    const redis = await startRedis();
+    cleanups.push(() => redis.close());
+    const client = new Redis(redis.url);
+    cleanups.push(async () => {
+      client.disconnect();
+    });
+    const drain = createDrainServer(new Redis(redis.url));
+    const port = await drain.listen(0);
+    cleanups.push(() => drain.close());
+    const session = new SmtpSession(port);
+    expect((await session.reply()).code).toBe(220);
+    await session.command('EHLO client.test');
+    const bodies = [randomPdf(200 * 1024).toString('base64'), 'short body'];
+    for (const body of bodies) {
+      await session.command('MAIL FROM:<a@acme.example>');
+      await session.command(`RCPT TO:<${numberedRecipient(1)}>`);
+      await session.command('DATA');
+      const reply = await session.sendPayload(dataPayload(Buffer.from(`Subject: s\r\n\r\n${body}\r\n`)));
+      expect(reply.code).toBe(250);
+    }
+    await session.close();
+    expect(drain.accepted()).toBe(2);
+    const stored = await Promise.all(
+      [1, 2].map(async (n) => {
+        const fields = await client.hgetallBuffer(`drain:{${n}}:raw`);
+        return Buffer.concat(
+          Object.keys(fields)
+            .sort((a, b) => Number(a) - Number(b))
+            .map((key) => fields[key] ?? Buffer.alloc(0)),
+        ).toString();
+      }),
+    );
+    expect(stored).toEqual(bodies.map((body) => `Subject: s\r\n\r\n${body}\r\n`));
   });
 });
 
