@@ -1,12 +1,12 @@
-# The gateway image. A build stage compiles the TypeScript sources to JavaScript (dist/,
-# `npm run build`): the daemon then runs without node's type stripper, about 20 MiB less
-# memory at idle. The image holds dist/ and the production dependencies.
+# The gateway image. A build stage bundles the TypeScript sources to JavaScript (dist/,
+# `npm run build`, scripts/build.ts): the daemon then runs without node's type stripper and
+# loads less code, an idle daemon's memory is mostly that. The image holds dist/ and the
+# production dependencies (the packages the bundle leaves in node_modules, and the rest).
 FROM node:24-slim AS build
 WORKDIR /app
-# The compiler is a development dependency; no install scripts are needed to run it.
+# The bundler is a development dependency; no install scripts are needed to run it.
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.ts ./scripts/
 COPY src ./src
 RUN node scripts/build.ts

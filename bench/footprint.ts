@@ -1,5 +1,5 @@
 /**
- * What holds the gateway's memory: its modules as built to dist/, imported in steps in a fresh
+ * What holds the gateway's memory: its modules as bundled for dist/, imported in steps in a fresh
  * process (bench/measure/import-steps.mjs: resident set and V8 heap after each), then the idle
  * `--role smtp` daemon (no mock API) as its own metrics describe it: resident set, V8 heap
  * used and reserved, memory outside the heap.
@@ -8,18 +8,43 @@
  */
 import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { buildGateway as bundle } from '../scripts/build.ts';
 import { loadAverage, memoryMiB } from './measure/process-stats.ts';
 import { textTable } from './measure/text-table.ts';
 import { buildGateway, startGatewayProcess } from './peers/gateway-process.ts';
 
 const run = promisify(execFile);
 
+/**
+ * The sources (under src/, without .ts) whose modules import-steps.mjs imports step by step:
+ * each an entry point of the steps' bundle, which is built as dist/ is, in a folder of its own.
+ */
+const STEP_SOURCES = [
+  'config/load-config',
+  'logger',
+  'queue/redis-connections',
+  'queue/upload-queue',
+  'metrics',
+  'main',
+  'smtp/create-smtp-server',
+  'roles/intake-role',
+  'mail/walk-message',
+  'roles/upload-role',
+];
+
 export async function footprintBenchmark(): Promise<void> {
   await buildGateway();
+  const stepsDir = fileURLToPath(new URL('../dist/footprint-steps', import.meta.url));
+  await bundle({
+    outdir: stepsDir,
+    entryPoints: Object.fromEntries(STEP_SOURCES.map((source) => [source, `src/${source}.ts`])),
+  });
   const { stdout } = await run(process.execPath, [
     '--expose-gc',
     new URL('measure/import-steps.mjs', import.meta.url).pathname,
+    stepsDir,
   ]);
   const steps = stdout
     .trim()

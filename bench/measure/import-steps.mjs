@@ -1,28 +1,34 @@
 // What the gateway's modules cost in memory: imports them in steps and after each (two full
 // GCs later) prints one JSON line with the process's resident set and V8 heap. Each step adds
-// what it loads that the steps before did not. The modules are those of dist/, built from
-// src/ (npm run build), as the image and the benchmarks' daemon run them; the last step is
-// what running the sources instead would add (node's type stripper). Plain JavaScript.
+// what it loads that the steps before did not. The modules are bundled as the image and the
+// benchmarks' daemon run them (scripts/build.ts), with each step's module as an entry point
+// of its own: the bundle's folder is the first argument (bench/footprint.ts builds it). The
+// last step is what running the sources instead would add (node's type stripper). Plain
+// JavaScript.
 //
-//   node --expose-gc bench/measure/import-steps.mjs
+//   node --expose-gc bench/measure/import-steps.mjs DIR
 import { memoryUsage } from 'node:process';
+import { pathToFileURL } from 'node:url';
 
-const src = new URL('../../dist/', import.meta.url);
+const bundle = pathToFileURL(`${process.argv[2]}/`);
+/** A step's entry point in the bundle: STEP_SOURCES in bench/footprint.ts names its source. */
+const entry = (name) => new URL(`${name}.js`, bundle).href;
 
 /** [label, modules]: the modules a step imports. */
 const steps = [
   ['node alone', []],
-  ['zod + the configuration schema', [new URL('config/load-config.js', src).href]],
-  ['pino (logger.js)', [new URL('logger.js', src).href]],
-  ['ioredis', ['ioredis']],
-  ['bullmq', ['bullmq']],
-  ['prom-client (metrics.js)', [new URL('metrics.js', src).href]],
-  ['the daemon and its HTTP API (main.js)', [new URL('main.js', src).href]],
-  ['smtp-server', ['smtp-server']],
-  ['mailsplit + the MIME walk (mail/)', [new URL('mail/walk-message.js', src).href]],
-  ['the rest of the SMTP role (roles/intake-role.js)', [new URL('roles/intake-role.js', src).href]],
+  ['zod + the configuration schema', [entry('config/load-config')]],
+  ['pino (logger)', [entry('logger')]],
+  ['ioredis (queue/redis-connections)', [entry('queue/redis-connections')]],
+  ["BullMQ's Queue (queue/upload-queue)", [entry('queue/upload-queue')]],
+  ['prom-client (metrics)', [entry('metrics')]],
+  ['the daemon and its HTTP API (main)', [entry('main')]],
+  ['smtp-server (smtp/create-smtp-server)', [entry('smtp/create-smtp-server')]],
+  ['the rest of the SMTP role (roles/intake-role)', [entry('roles/intake-role')]],
   // Not loaded by an idle --role smtp daemon: the rows above are what it loads.
-  ['the upload role, worker only (undici, uploader/)', [new URL('roles/upload-role.js', src).href]],
+  // src/intake/store-and-walk.ts imports it for the first message.
+  ['mailsplit + the MIME walk (the first message)', [entry('mail/walk-message')]],
+  ['the upload role, worker only (undici, uploader/)', [entry('roles/upload-role')]],
   // src/http/queue-board.ts imports it on the first request to /admin/queues.
   [
     'Bull Board (first request to it)',

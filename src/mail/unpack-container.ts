@@ -52,7 +52,8 @@ export interface ContainerUnpacker {
   ): Promise<void>;
 }
 
-// The worker's file is built beside this one: .ts when the sources run, .js from dist/.
+// The worker's file is beside this code: container-worker.ts beside the sources, and
+// dist/container-worker.js beside the bundle's chunks (scripts/build.ts).
 const workerPath = fileURLToPath(
   new URL(`./container-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
 );

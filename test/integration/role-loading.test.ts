@@ -3,26 +3,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type BuiltGateway, buildGatewayCopy } from '../support/built-gateway.ts';
 import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
+import { composeMessage, uniquePdf } from '../support/messages.ts';
 import { startRedis, type TestRedis } from '../support/redis-server.ts';
+import { deliver } from '../support/smtp-session.ts';
+import { zipArchive } from '../support/zip-archive.ts';
 
 const recorder = fileURLToPath(new URL('../support/record-loaded-modules.ts', import.meta.url));
 
 /**
  * An idle daemon's memory is mostly the modules it has loaded: each role loads only its own
  * (an SMTP-only daemon neither the uploader nor the parsing API's HTTP client, a worker not
- * smtp-server), and Bull Board, which few operators open, loads on its first request. The
- * daemon runs as operators run it, with a hook that lists every module it loads.
+ * smtp-server), the MIME walk loads with the first message, and Bull Board, which few
+ * operators open, on its first request. The daemon runs as the image runs it, bundled
+ * (scripts/build.ts), with a hook that lists every file it loads; each of the bundle's files
+ * stands for the sources bundled into it.
  */
 describe('which modules each role loads', () => {
   let redis: TestRedis;
   let dir: string;
+  let built: BuiltGateway;
   let daemon: DaemonProcess | undefined;
 
   beforeAll(async () => {
     redis = await startRedis();
     dir = await mkdtemp(join(tmpdir(), 'role-loading-'));
-  });
+    built = await buildGatewayCopy();
+  }, 60_000);
   afterEach(async () => {
     daemon?.signal('SIGKILL');
     await daemon?.exited;
@@ -30,6 +38,7 @@ describe('which modules each role loads', () => {
   });
   afterAll(async () => {
     await redis?.close();
+    await built?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -42,13 +51,17 @@ describe('which modules each role loads', () => {
       // The parsing service, not the mock (which would load an HTTP client of its own); this
       // test never uploads, so nothing needs to answer there.
       api: { baseUrl: 'http://127.0.0.1:9', apiKey: 'role-loading-key' },
-      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test' }],
+      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test', archives: 'unpack' }],
     });
-    daemon = await startDaemon(configPath, role, 'info', {
-      NODE_OPTIONS: `--import ${recorder}`,
-      LOADED_MODULES_FILE: listPath,
-    });
-    const loaded = async () => (await readFile(listPath, 'utf8')).split('\n').filter(Boolean);
+    daemon = await startDaemon(
+      configPath,
+      role,
+      'info',
+      { NODE_OPTIONS: `--import ${recorder}`, LOADED_MODULES_FILE: listPath },
+      built.cli,
+    );
+    const loaded = async () =>
+      (await readFile(listPath, 'utf8')).split('\n').filter(Boolean).flatMap(built.sourcesOf);
     return { daemon, loaded };
   }
 
@@ -60,20 +73,44 @@ describe('which modules each role loads', () => {
     '/node_modules/undici/',
   ];
   const board = ['/node_modules/@bull-board/', '/node_modules/hono/', '/node_modules/@hono/'];
+  const walk = ['/src/mail/walk-message.ts', '/node_modules/@zone-eu/mailsplit/', '/node_modules/libmime/'];
 
-  it('an SMTP daemon loads neither the uploader nor Bull Board until the board is asked for', async () => {
+  it('an SMTP daemon loads the MIME walk with the first message, Bull Board when asked, never the uploader', async () => {
     const { daemon, loaded } = await start('smtp');
     const idle = await loaded();
     // The hook saw the daemon's dependencies: the list is not empty for another reason.
     expect(from(idle, '/node_modules/smtp-server/')).not.toEqual([]);
     expect(from(idle, ...uploader)).toEqual([]);
     expect(from(idle, ...board)).toEqual([]);
+    expect(from(idle, ...walk)).toEqual([]);
     // Its schemas are zod/mini: zod's classic API (a method table per schema kind) stays unloaded.
     expect(from(idle, '/node_modules/zod/v4/classic/')).toEqual([]);
 
+    // The first message loads the MIME walk; its ZIP archive is opened in the container worker.
+    const message = await composeMessage({
+      to: 'documents@ingest.test',
+      attachments: [
+        {
+          filename: 'invoices.zip',
+          content: zipArchive([['invoice.pdf', uniquePdf('role-loading')]]),
+          contentType: 'application/zip',
+        },
+      ],
+    });
+    const { data } = await deliver(daemon.smtpPort, { to: ['documents@ingest.test'], message });
+    expect(data).toMatchObject({ code: 250 });
+    const afterMessage = await loaded();
+    for (const part of walk) expect(from(afterMessage, part)).not.toEqual([]);
+    expect(from(afterMessage, '/src/mail/read-zip.ts')).not.toEqual([]);
+    expect(from(afterMessage, ...uploader)).toEqual([]);
+
+    // Bull Board serves its UI from its own package, the console its style from dist/assets.
     const page = await fetch(new URL('/admin/queues', daemon.httpUrl));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('ingest-gateway');
+    const style = await fetch(new URL('/console/assets/console.css', daemon.httpUrl));
+    expect(style.status).toBe(200);
+    expect(style.headers.get('content-type')).toContain('text/css');
     expect(from(await loaded(), '/node_modules/@bull-board/api/')).not.toEqual([]);
     expect(from(await loaded(), ...uploader)).toEqual([]);
   }, 30_000);

@@ -98,6 +98,7 @@ export function createConsole(options: ConsoleOptions) {
     if (!known) return false;
     let bytes = assetCache.get(path);
     if (!bytes) {
+      // Beside this code: src/http/console/assets, or dist/assets beside the bundle's chunks.
       bytes = await readFile(new URL(`./assets/${known.file}`, import.meta.url));
       assetCache.set(path, bytes);
     }
