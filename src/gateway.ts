@@ -99,7 +99,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   try {
     const redis = redisTarget(options.redisUrl, config.redis);
     const outage = createRedisOutageLog({ logger });
-    const intakeRedis = createIntakeConnection(redis, outage);
+    // The sessions' small commands of one event-loop turn go out in one write. The queues'
+    // connection below sends BullMQ's commands as BullMQ issues them.
+    const intakeRedis = createIntakeConnection(redis, outage, 'intake', { gatherCommands: true });
     lifecycle.onClose('redis', () => closeConnection(intakeRedis));
     const durability = await checkDurability(intakeRedis, config, logger);
     // BullMQ defines its ~50 scripts as commands on the connection its queues are given, and

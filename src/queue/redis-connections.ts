@@ -85,6 +85,29 @@ function open(target: RedisTarget, options: RedisOptions): RedisClient {
   });
 }
 
+export interface IntakeConnectionOptions {
+  /**
+   * Gather the commands that the sessions send during one turn of the event loop into one
+   * write to the socket (ioredis `enableAutoPipelining`); default false. Besides its raw copy
+   * and its MULTIs, an accepted message sends small commands one after another (the raw
+   * copy's first expiry, the delivery claim, the delivery hash, the record's status), each a
+   * write of its own and a read and an answer in Redis; gathered, a busy intake's sessions
+   * share them (issue 11, 20 sessions: per 100 KB message 3 writes fewer in the gateway, 2
+   * reads and 3 answers fewer in Redis, 6% less of Redis's CPU and 2% less CPU in all, more
+   * when the core is shared; 5 MB messages no worse). Redis runs them in the order they
+   * were sent. Not for a Redis Cluster, where each command goes to its node as it is sent.
+   *
+   * Not gathered: the append writer's frames (src/queue/append-writer.ts), which go through
+   * `sendCommand`, untouched by ioredis's gathering, so each is written at once and never
+   * copied into a gathered write; and a MULTI, written whole at once, and so ahead of any
+   * command gathered earlier in the same turn: a command that must run before a MULTI is
+   * awaited first (as the producer awaits the delivery claim). A gathered write waits for
+   * the answers to the one before it, so when Redis hangs a command times out after up to
+   * twice `commandTimeout`.
+   */
+  gatherCommands?: boolean;
+}
+
 /**
  * A connection for the SMTP path: no offline queue and one retry per command, so that when
  * Redis is away a command fails at once and the session answers 451 instead of waiting;
@@ -95,7 +118,9 @@ export function createIntakeConnection(
   target: RedisTarget,
   outage: RedisOutageLog,
   name = 'intake',
+  options: IntakeConnectionOptions = {},
 ): RedisClient {
+  const cluster = typeof target !== 'string' && 'cluster' in target;
   return watch(
     open(target, {
       enableOfflineQueue: false,
@@ -104,6 +129,7 @@ export function createIntakeConnection(
       commandTimeout: 10_000,
       connectionName: `ingest-gateway:${name}`,
       retryStrategy: reconnectDelay,
+      ...(options.gatherCommands && !cluster ? { enableAutoPipelining: true } : {}),
     }),
     outage,
     name,
