@@ -13,7 +13,10 @@ RUN node scripts/build.ts
 
 FROM node:24-slim
 WORKDIR /app
-ENV NODE_ENV=production
+# Two glibc malloc arenas instead of up to eight per core: node's few threads (libuv's pool
+# hashing and reading files, V8's helpers) then share them, 6 MiB less idle and about 12 MiB
+# less at a burst's peak (bench/README.md, "Memory"), no CPU cost measurable.
+ENV NODE_ENV=production MALLOC_ARENA_MAX=2
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist

@@ -108,16 +108,23 @@ export async function startGatewayProcess(options: GatewayStartOptions): Promise
 /** The Node options the container image runs the gateway with (Dockerfile, ENTRYPOINT). */
 const IMAGE_NODE_OPTIONS = '--max-semi-space-size=4';
 
+/** glibc's malloc arenas as the image sets them (Dockerfile, ENV MALLOC_ARENA_MAX). */
+const IMAGE_MALLOC_ARENA_MAX = '2';
+
 /**
- * The gateway's environment: `env`, with the image's Node options, or BENCH_GATEWAY_NODE_OPTIONS
- * (from the benchmark's own environment) instead when it is set, added to its NODE_OPTIONS, so
- * that a Node or V8 flag can be weighed on the gateway alone, the peers and the load running as
- * always (BENCH_GATEWAY_NODE_OPTIONS=' ' runs it with V8's defaults).
+ * The gateway's environment as the image sets it: `env`, with glibc's MALLOC_ARENA_MAX
+ * (BENCH_GATEWAY_MALLOC_ARENA_MAX instead when set; empty for glibc's default) and the image's
+ * Node options, or BENCH_GATEWAY_NODE_OPTIONS (from the benchmark's own environment) instead
+ * when it is set, added to its NODE_OPTIONS, so that a setting can be weighed on the gateway
+ * alone, the peers and the load running as always (BENCH_GATEWAY_NODE_OPTIONS=' ' runs it with
+ * V8's defaults).
  */
 function gatewayEnv(env: Record<string, string>): Record<string, string> {
+  const arenas = (process.env.BENCH_GATEWAY_MALLOC_ARENA_MAX ?? IMAGE_MALLOC_ARENA_MAX).trim();
+  const withArenas = arenas ? { MALLOC_ARENA_MAX: arenas, ...env } : env;
   const extra = (process.env.BENCH_GATEWAY_NODE_OPTIONS ?? IMAGE_NODE_OPTIONS).trim();
-  if (!extra) return env;
-  return { ...env, NODE_OPTIONS: [env.NODE_OPTIONS, extra].filter(Boolean).join(' ') };
+  if (!extra) return withArenas;
+  return { ...withArenas, NODE_OPTIONS: [env.NODE_OPTIONS, extra].filter(Boolean).join(' ') };
 }
 
 async function metrics(httpUrl: string): Promise<string> {

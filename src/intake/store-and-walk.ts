@@ -2,18 +2,9 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import { RefusalError } from '../errors.ts';
-import type { WalkLimits, WalkOptions, WalkResult } from '../mail/walk-message.ts';
+import { type WalkOptions, type WalkResult, walkMessage } from '../mail/walk-message.ts';
 import type { IncomingMessage } from '../queue/message-store.ts';
 import { createBareLineEndingScanner, describeBareLineEnding } from './bare-line-ending.ts';
-
-/**
- * The MIME walk, imported by the first message rather than at start: libmime fills GBK's
- * charset tables as it loads, a loop hot enough that V8 often compiles it with its optimizing
- * compiler, whose code then stays resident. With mailsplit that is 2 to 8 MiB an idle SMTP
- * daemon need not hold before mail arrives (bench/README.md, "Bundled dist/"). The first
- * message's DATA streams into Redis while it loads.
- */
-let walkModule: Promise<typeof import('../mail/walk-message.ts')> | undefined;
 
 export interface Stored {
   walk: WalkResult;
@@ -29,7 +20,7 @@ export interface Stored {
 export async function storeAndWalk(
   stream: Readable,
   incoming: IncomingMessage,
-  limits: WalkLimits,
+  limits: Parameters<typeof walkMessage>[2],
   walkOptions: WalkOptions,
   maxMessageSize: number,
   rejectBareLineEndings: boolean,
@@ -37,10 +28,7 @@ export async function storeAndWalk(
   onStop: () => void,
 ): Promise<Stored> {
   const walkInput = new PassThrough({ highWaterMark: 64 * 1024 });
-  walkModule ??= import('../mail/walk-message.ts');
-  const walking = walkModule.then(({ walkMessage }) =>
-    walkMessage(walkInput, incoming.parts, limits, walkOptions),
-  );
+  const walking = walkMessage(walkInput, incoming.parts, limits, walkOptions);
   let stopped: unknown;
   /** The first reason wins; the walk and the authentication branch end at once. */
   const stop = (reason: unknown) => {

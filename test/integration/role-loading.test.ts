@@ -15,7 +15,8 @@ const recorder = fileURLToPath(new URL('../support/record-loaded-modules.ts', im
 /**
  * An idle daemon's memory is mostly the modules it has loaded: each role loads only its own
  * (an SMTP-only daemon neither the uploader nor the parsing API's HTTP client, a worker not
- * smtp-server), the MIME walk loads with the first message, and Bull Board, which few
+ * smtp-server), the MIME walk loads at start (not with the first message: libmime builds its
+ * GBK tables as it loads, tens of ms that would stall the first sessions), and Bull Board, which few
  * operators open, on its first request. The daemon runs as the image runs it, bundled
  * (scripts/build.ts), with a hook that lists every file it loads; each of the bundle's files
  * stands for the sources bundled into it.
@@ -75,18 +76,18 @@ describe('which modules each role loads', () => {
   const board = ['/node_modules/@bull-board/', '/node_modules/hono/', '/node_modules/@hono/'];
   const walk = ['/src/mail/walk-message.ts', '/node_modules/@zone-eu/mailsplit/', '/node_modules/libmime/'];
 
-  it('an SMTP daemon loads the MIME walk with the first message, Bull Board when asked, never the uploader', async () => {
+  it('an SMTP daemon loads the MIME walk at start, Bull Board when asked, never the uploader', async () => {
     const { daemon, loaded } = await start('smtp');
     const idle = await loaded();
     // The hook saw the daemon's dependencies: the list is not empty for another reason.
     expect(from(idle, '/node_modules/smtp-server/')).not.toEqual([]);
     expect(from(idle, ...uploader)).toEqual([]);
     expect(from(idle, ...board)).toEqual([]);
-    expect(from(idle, ...walk)).toEqual([]);
+    for (const part of walk) expect(from(idle, part)).not.toEqual([]);
     // Its schemas are zod/mini: zod's classic API (a method table per schema kind) stays unloaded.
     expect(from(idle, '/node_modules/zod/v4/classic/')).toEqual([]);
 
-    // The first message loads the MIME walk; its ZIP archive is opened in the container worker.
+    // A message's ZIP archive is opened in the container worker.
     const message = await composeMessage({
       to: 'documents@ingest.test',
       attachments: [
@@ -100,7 +101,6 @@ describe('which modules each role loads', () => {
     const { data } = await deliver(daemon.smtpPort, { to: ['documents@ingest.test'], message });
     expect(data).toMatchObject({ code: 250 });
     const afterMessage = await loaded();
-    for (const part of walk) expect(from(afterMessage, part)).not.toEqual([]);
     expect(from(afterMessage, '/src/mail/read-zip.ts')).not.toEqual([]);
     expect(from(afterMessage, ...uploader)).toEqual([]);
 

@@ -49,6 +49,8 @@ describe('the image (Dockerfile)', () => {
 
   it('starts with a configuration that listens on every interface and takes everything from the environment', async () => {
     expect(await instruction('ENTRYPOINT')).toEqual(['node', '--max-semi-space-size=4', 'dist/cli.js']);
+    const env = (await readFile('Dockerfile', 'utf8')).split('\n').filter((line) => line.startsWith('ENV '));
+    expect(env.at(-1)?.split(' ')).toContain('MALLOC_ARENA_MAX=2');
     const config = await defaultConfig({ ...ENV, SMTP_HOSTNAME: 'mx1.example.com', SMTP_PORT: '25' });
     expect(config.smtp).toMatchObject({ host: '0.0.0.0', port: 25, hostname: 'mx1.example.com' });
     expect(config.http).toMatchObject({
