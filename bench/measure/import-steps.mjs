@@ -24,10 +24,9 @@ const steps = [
   ['prom-client (metrics)', [entry('metrics')]],
   ['the daemon and its HTTP API (main)', [entry('main')]],
   ['smtp-server (smtp/create-smtp-server)', [entry('smtp/create-smtp-server')]],
+  ['mailsplit + the MIME walk (mail/walk-message)', [entry('mail/walk-message')]],
   ['the rest of the SMTP role (roles/intake-role)', [entry('roles/intake-role')]],
   // Not loaded by an idle --role smtp daemon: the rows above are what it loads.
-  // src/intake/store-and-walk.ts imports it for the first message.
-  ['mailsplit + the MIME walk (the first message)', [entry('mail/walk-message')]],
   ['the upload role, worker only (undici, uploader/)', [entry('roles/upload-role')]],
   // src/http/queue-board.ts imports it on the first request to /admin/queues.
   [
