@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import type { BenchServer } from './bench-server.ts';
-import { startBenchRedis } from './gateway-process.ts';
+import { redisServerPid, startBenchRedis } from './gateway-process.ts';
 
 /**
  * bench/peers/drain-server.ts in a process of its own, answering its count on request. With
@@ -51,7 +51,7 @@ async function serverPid(url: string): Promise<number> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await client.connect();
-    return Number(/process_id:(\d+)/.exec(await client.info('server'))?.[1] ?? 0);
+    return await redisServerPid(client);
   } finally {
     client.disconnect();
   }

@@ -43,6 +43,11 @@ export function buildGateway(): Promise<string> {
   return built;
 }
 
+/** The process id of the redis-server a client is connected to (its CPU counts with its server's). */
+export async function redisServerPid(client: Redis): Promise<number> {
+  return Number(/process_id:(\d+)/.exec(await client.info('server'))?.[1] ?? 0);
+}
+
 /** A private redis-server with the durability DESIGN.md asks for. */
 export function startBenchRedis(): Promise<TestRedis> {
   return startRedis({
@@ -69,7 +74,7 @@ export async function startGatewayProcess(options: GatewayStartOptions): Promise
   };
   try {
     await redis.connect();
-    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
+    const redisPid = await redisServerPid(redis);
     await writeFile(configPath, benchConfigFile({ ...options, redisUrl }).text);
     // The harness reads the "ready" line at info; a bench asking for warn gets warn by its file.
     const daemon = await startDaemon(
