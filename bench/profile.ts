@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeMessageFile } from './load/pdf-message.ts';
 import { LOAD_CORE, runLoad, SERVER_CORE } from './load/smtp-load.ts';
-import { type CpuProfile, tallyProfile } from './measure/cpu-profile.ts';
+import { type CpuProfile, originalFrames, sourceMapsOnDisk, tallyProfile } from './measure/cpu-profile.ts';
 import { loadAverage, pin } from './measure/process-stats.ts';
 import { textTable } from './measure/text-table.ts';
 import { startGatewayProcess } from './peers/gateway-process.ts';
@@ -56,7 +56,8 @@ export async function profileBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
       const [name] = (await readdir(profileDir)).filter((entry) => entry.endsWith('.cpuprofile'));
       if (name === undefined) throw new Error(`no profile in ${profileDir}`);
       const profile = JSON.parse(await readFile(join(profileDir, name), 'utf8')) as CpuProfile;
-      const tally = tallyProfile(profile, sourceRoot, window);
+      // The gateway runs bundled (dist/): its frames are read through the chunks' source maps.
+      const tally = tallyProfile(originalFrames(profile, sourceMapsOnDisk()), sourceRoot, window);
       const share = (ms: number) => `${((100 * ms) / tally.busyMs).toFixed(1)}%`;
       console.log(
         `\n${load.messages} x ${load.label} PDF: ${(tally.busyMs / 1000).toFixed(2)} s of CPU in the gateway's ` +

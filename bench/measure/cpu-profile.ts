@@ -1,13 +1,29 @@
 /**
  * Reads a V8 CPU profile (`node --cpu-prof`, the .cpuprofile JSON) and tells where the time
  * went between two instants: self time per function and per owner (an npm package, a file of
- * the gateway, node's own modules, the garbage collector). Pure: the profile in, the tally out.
+ * the gateway, node's own modules, the garbage collector). The tally is pure: the profile in,
+ * the tally out.
+ *
+ * The gateway runs as a bundle (dist/, scripts/build.ts), where every frame is in one of its
+ * chunks; `originalFrames` first moves each frame to the source it was built from, through the
+ * chunk's source map (`sourceMapsOnDisk` reads them from disk), so the owners are packages and
+ * the gateway's source files again.
  */
+import { readFileSync } from 'node:fs';
+import { SourceMap, type SourceMapPayload } from 'node:module';
+
+/** Where a function starts: V8's `url`, and 0-based line and column. */
+export interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber?: number;
+}
 
 export interface CpuProfile {
   nodes: Array<{
     id: number;
-    callFrame: { functionName: string; url: string; lineNumber: number };
+    callFrame: CallFrame;
     children?: number[];
   }>;
   /** µs on the monotonic clock (CLOCK_MONOTONIC on Linux, as process.hrtime). */
@@ -37,6 +53,101 @@ export interface ProfileTally {
   owners: Array<{ owner: string; ms: number }>;
 }
 
+/** A position in the code that was built: the source's URL, 0-based line and column. */
+export interface OriginalPosition {
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+  /** The name the map gives at that position, if any. */
+  name?: string;
+}
+
+/** A 0-based position in a script, through its source map; undefined when it has none there. */
+export type SourceMapLookup = (
+  url: string,
+  lineNumber: number,
+  columnNumber: number,
+) => OriginalPosition | undefined;
+
+/**
+ * The profile with each frame of built code moved to the source it came from: url, line and
+ * column of the original file. A frame the lookup does not know (node's modules, native code, a
+ * script without a map, esbuild's own helpers) stays as it is. V8's function name is kept,
+ * unless it is the map's name with a number esbuild appended to keep the bundle's names
+ * distinct (`spin2` for `spin`).
+ */
+export function originalFrames(profile: CpuProfile, lookup: SourceMapLookup): CpuProfile {
+  const nodes = profile.nodes.map((node) => {
+    const frame = node.callFrame;
+    if (frame.url === '' || frame.url.startsWith('node:')) return node;
+    const original = lookup(frame.url, frame.lineNumber, frame.columnNumber ?? 0);
+    if (original === undefined) return node;
+    const renamed =
+      original.name !== undefined &&
+      frame.functionName.startsWith(original.name) &&
+      /^\d+$/.test(frame.functionName.slice(original.name.length));
+    const callFrame: CallFrame = {
+      functionName: renamed && original.name !== undefined ? original.name : frame.functionName,
+      url: original.url,
+      lineNumber: original.lineNumber,
+      columnNumber: original.columnNumber,
+    };
+    return { ...node, callFrame };
+  });
+  return { ...profile, nodes };
+}
+
+/**
+ * Looks positions up in the source maps of the scripts on disk (`file:` URLs): the map each
+ * script names in its `//# sourceMappingURL=` comment, read once, its sources resolved against
+ * its own URL.
+ */
+export function sourceMapsOnDisk(): SourceMapLookup {
+  const maps = new Map<string, { map: SourceMap; sources: Map<string, string> } | null>();
+  const mapOf = (url: string) => {
+    let entry = maps.get(url);
+    if (entry === undefined) {
+      entry = readSourceMap(url);
+      maps.set(url, entry);
+    }
+    return entry;
+  };
+  return (url, lineNumber, columnNumber) => {
+    if (!url.startsWith('file:')) return undefined;
+    const entry = mapOf(url);
+    const found = entry?.map.findEntry(lineNumber, columnNumber);
+    if (entry == null || found === undefined || !('originalSource' in found)) return undefined;
+    const name = (found as { name?: string }).name;
+    return {
+      url: entry.sources.get(found.originalSource) ?? found.originalSource,
+      lineNumber: found.originalLine,
+      columnNumber: found.originalColumn,
+      ...(name === undefined ? {} : { name }),
+    };
+  };
+}
+
+function readSourceMap(url: string): { map: SourceMap; sources: Map<string, string> } | null {
+  let script: string;
+  try {
+    script = readFileSync(new URL(url), 'utf8');
+  } catch {
+    return null;
+  }
+  const comment = /\/\/[#@] sourceMappingURL=([^\s'"]+)\s*$/.exec(script)?.[1];
+  if (comment === undefined || comment.startsWith('data:')) return null;
+  const mapUrl = new URL(comment, url);
+  let payload: SourceMapPayload;
+  try {
+    payload = JSON.parse(readFileSync(mapUrl, 'utf8')) as SourceMapPayload;
+  } catch {
+    return null;
+  }
+  const base = new URL(payload.sourceRoot ?? '', mapUrl);
+  const sources = new Map(payload.sources.map((source) => [source, new URL(source, base).href]));
+  return { map: new SourceMap(payload), sources };
+}
+
 /** Who a frame belongs to: `ioredis`, `@zone-eu/mailsplit`, `gateway src/intake/…`, `GC`, `node`. */
 export function ownerOf(url: string, functionName: string, sourceRoot: string): string {
   if (url === '') {
@@ -53,6 +164,21 @@ export function ownerOf(url: string, functionName: string, sourceRoot: string): 
   }
   if (path.startsWith(sourceRoot)) return `gateway ${path.slice(sourceRoot.length)}`;
   return path;
+}
+
+/**
+ * The file a frame is in, as its function's name shows it beside its owner: the path inside
+ * its package (`lib/message-splitter.js`), in the gateway (`src/mail/collect-leaf.ts`), or the
+ * URL (`node:net`).
+ */
+export function fileOf(url: string, sourceRoot: string): string {
+  const path = url.startsWith('file://') ? decodeURIComponent(new URL(url).pathname) : url;
+  const at = path.lastIndexOf('/node_modules/');
+  if (at >= 0) {
+    const parts = path.slice(at + '/node_modules/'.length).split('/');
+    return parts.slice(parts[0]?.startsWith('@') ? 2 : 1).join('/');
+  }
+  return path.startsWith(sourceRoot) ? path.slice(sourceRoot.length) : path;
 }
 
 /**
@@ -95,7 +221,7 @@ export function tallyProfile(
     }
     busyUs += delta;
     const owner = ownerOf(frame.url, frame.functionName, sourceRoot);
-    const name = `${frame.functionName || '(anonymous)'}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
+    const name = `${frame.functionName || '(anonymous)'}${frame.url ? ` (${fileOf(frame.url, sourceRoot)}:${frame.lineNumber + 1})` : ''}`;
     const onBehalfOf = callerOwner(id);
     const key = `${owner}|${name}|${onBehalfOf}`;
     const entry = functions.get(key) ?? { name, owner, onBehalfOf, ms: 0 };

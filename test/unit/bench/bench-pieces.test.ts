@@ -1,13 +1,23 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { Redis } from 'ioredis';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BENCH_RECIPIENT, benchConfigFile, numberedRecipient } from '../../../bench/bench-config.ts';
 import { pdfMessage, randomPdf, writeMessageFile } from '../../../bench/load/pdf-message.ts';
 import { runLoad, runOwnClient, smtpSourceArgs } from '../../../bench/load/smtp-load.ts';
-import { type CpuProfile, ownerOf, tallyProfile } from '../../../bench/measure/cpu-profile.ts';
+import {
+  type CpuProfile,
+  fileOf,
+  originalFrames,
+  ownerOf,
+  sourceMapsOnDisk,
+  tallyProfile,
+} from '../../../bench/measure/cpu-profile.ts';
 import { median } from '../../../bench/measure/process-stats.ts';
 import { createDrainServer } from '../../../bench/peers/drain-server.ts';
 import { counterValue } from '../../../bench/peers/gateway-process.ts';
@@ -254,6 +264,17 @@ describe('the CPU profile tally', () => {
     expect(ownerOf('node:internal/buffer', 'concat', root)).toBe('node (built-in modules)');
     expect(ownerOf('', '(garbage collector)', root)).toBe('GC');
     expect(ownerOf('', 'writeBuffer', root)).toBe('native');
+    expect(fileOf('file:///repo/node_modules/@zone-eu/mailsplit/lib/x.js', root)).toBe('lib/x.js');
+    expect(fileOf('file:///repo/node_modules/ioredis/built/Redis.js', root)).toBe('built/Redis.js');
+    expect(fileOf('file:///repo/src/intake/store-and-walk.ts', root)).toBe('src/intake/store-and-walk.ts');
+    expect(fileOf('node:net', root)).toBe('node:net');
+  });
+
+  it('leaves native code, node built-ins and scripts without a map as they are', () => {
+    expect(originalFrames(profile, () => undefined)).toEqual(profile);
+    expect(tallyProfile(profile, root).functions.map((entry) => entry.name)).toContain(
+      'sendCommand (built/Redis.js:10)',
+    );
   });
 
   it('counts native code and node built-ins to their caller, idle apart, within the window', () => {
@@ -277,5 +298,104 @@ describe('the CPU profile tally', () => {
       { owner: 'ioredis', ms: 1 },
       { owner: 'GC', ms: 1 },
     ]);
+  });
+
+  it('attributes the frames of a bundle chunk to the package or source they were built from', async () => {
+    // A bundle built as scripts/build.ts builds dist/ (chunks, whitespace removed, linked maps
+    // without the sources), run under --cpu-prof: a package's function, native code it calls,
+    // and a source file's function, all in one chunk loaded by import().
+    const dir = await realpath(await tempDir());
+    await mkdir(join(dir, 'node_modules/hotpkg'), { recursive: true });
+    await mkdir(join(dir, 'src'));
+    await writeFile(join(dir, 'node_modules/hotpkg/package.json'), '{"name":"hotpkg","main":"index.js"}');
+    await writeFile(
+      join(dir, 'node_modules/hotpkg/index.js'),
+      [
+        "'use strict';",
+        'exports.spin = function spin(ms) {',
+        '  const end = Date.now() + ms;',
+        '  let x = 0;',
+        '  while (Date.now() < end) for (let i = 0; i < 1e5; i++) x = (x * 31 + i) % 1000003;',
+        '  return x;',
+        '};',
+        'exports.digest = function digest(ms) {',
+        "  const { createHash } = process.getBuiltinModule('node:crypto');",
+        '  const data = Buffer.alloc(1 << 20, 7);',
+        '  const end = Date.now() + ms;',
+        '  let n = 0;',
+        "  while (Date.now() < end) n += createHash('sha256').update(data).digest()[0];",
+        '  return n;',
+        '};',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'src/own-loop.ts'),
+      [
+        "import { digest, spin } from 'hotpkg';",
+        '',
+        'export function ownLoop(ms: number): number {',
+        '  const end = Date.now() + ms;',
+        '  let z = 0;',
+        '  while (Date.now() < end) for (let i = 0; i < 1e5; i++) z = (z ^ (i * 13)) % 65521;',
+        '  return z;',
+        '}',
+        '',
+        'export function all(ms: number): number {',
+        '  return spin(ms) + digest(ms) + ownLoop(ms);',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'src/main.ts'),
+      "const { all } = await import('./own-loop.ts');\nconsole.log(all(250));\n",
+    );
+    await build({
+      absWorkingDir: dir,
+      entryPoints: { main: 'src/main.ts' },
+      outdir: join(dir, 'dist'),
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node24',
+      minifyWhitespace: true,
+      sourcemap: 'linked',
+      sourcesContent: false,
+      logLevel: 'silent',
+    });
+    const chunks = (await readdir(join(dir, 'dist'))).filter((name) => name.startsWith('own-loop-'));
+    expect(chunks).toHaveLength(2); // the chunk and its map
+    await promisify(execFile)(process.execPath, [
+      '--cpu-prof',
+      `--cpu-prof-dir=${join(dir, 'profile')}`,
+      join(dir, 'dist/main.js'),
+    ]);
+    const [name = ''] = await readdir(join(dir, 'profile'));
+    const profile = JSON.parse(await readFile(join(dir, 'profile', name), 'utf8')) as CpuProfile;
+    const root = `${dir}/`;
+
+    // As the chunk: all of it the bundle's.
+    const bundled = tallyProfile(profile, root);
+    const chunkOwner = `gateway dist/${chunks.find((chunk) => chunk.endsWith('.js'))}`;
+    expect(bundled.owners[0]?.owner).toBe(chunkOwner);
+    expect(bundled.owners.map((entry) => entry.owner)).not.toContain('hotpkg');
+
+    // Through the chunk's source map: the package and the source file.
+    const tally = tallyProfile(originalFrames(profile, sourceMapsOnDisk()), root);
+    const owners = new Map(tally.owners.map((entry) => [entry.owner, entry.ms]));
+    expect(owners.get('hotpkg')).toBeGreaterThan(200);
+    expect(owners.get('gateway src/own-loop.ts')).toBeGreaterThan(100);
+    expect(owners.has(chunkOwner)).toBe(false);
+    const functions = tally.functions.map(({ name, owner }) => `${owner}: ${name}`);
+    // esbuild names the package's `spin` spin2 in the chunk, to keep the bundle's names apart.
+    expect(functions).toContain('hotpkg: spin (index.js:2)');
+    expect(functions).toContain('gateway src/own-loop.ts: ownLoop (src/own-loop.ts:3)');
+    // The hashing is native code and node's modules, counted to the package that called it.
+    const hashing = tally.functions.filter(
+      (entry) => entry.owner === 'native' || entry.owner === 'node (built-in modules)',
+    );
+    expect(hashing.filter((entry) => entry.onBehalfOf === 'hotpkg').length).toBeGreaterThan(0);
   });
 });
