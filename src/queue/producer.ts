@@ -137,26 +137,25 @@ export function createProducer(options: ProducerOptions): Producer {
       if (!blobSource.has(entry.sha256)) blobSource.set(entry.sha256, entry.part);
     }
     const kept = new Set(blobSource.values());
+    // Everything of the message expires together; a failed upload keeps its blob till then.
+    // Each key written is given its expiry once, and only keys this commit writes: a document
+    // is a blob or a span, never both (an EXPIRE of the other, absent key was two commands of
+    // ten per 100 KB message).
+    const ttl = options.messageTtlSeconds;
     const multi = redis.multi();
     for (const [sha256, part] of blobSource) {
       const key = partKeys.get(part);
       const span = partSpans.get(part);
-      if (key !== undefined) multi.rename(key, messageKeys.blob(sha256));
-      else if (span !== undefined) multi.set(messageKeys.span(sha256), JSON.stringify(span));
+      if (key !== undefined)
+        multi.rename(key, messageKeys.blob(sha256)).expire(messageKeys.blob(sha256), ttl);
+      else if (span !== undefined) multi.set(messageKeys.span(sha256), JSON.stringify(span), 'EX', ttl);
       else throw new Error(`part ${part} of ${incoming.messageId} was not stored`);
     }
     for (const [part, key] of partKeys) if (!kept.has(part)) multi.del(key);
-    for (const [sha256, users] of refs) multi.sadd(messageKeys.blobRefs(sha256), ...users);
+    for (const [sha256, users] of refs)
+      multi.sadd(messageKeys.blobRefs(sha256), ...users).expire(messageKeys.blobRefs(sha256), ttl);
     multi.hset(messageKeys.record, recordFields(message.summary, entries));
-    // Everything of the message expires together; a failed upload keeps its blob till then.
-    const ttl = options.messageTtlSeconds;
     multi.expire(messageKeys.raw, ttl).expire(messageKeys.record, ttl);
-    for (const sha256 of blobSource.keys()) {
-      multi
-        .expire(messageKeys.blob(sha256), ttl)
-        .expire(messageKeys.span(sha256), ttl)
-        .expire(messageKeys.blobRefs(sha256), ttl);
-    }
     const results = await multi.exec();
     const failed = results?.find(([err]) => err !== null);
     if (!results || failed) throw failed?.[0] ?? new Error('the commit transaction was discarded');
