@@ -79,8 +79,8 @@ return 0`;
  *      stored as its span of the raw copy, the span written), unused parts deleted, blob
  *      reference counts and the record (status `committed`);
  *   2. the delivery hash remembered for a week → message id;
- *   3. the message added to the listing index (its own hash tag, so outside the MULTI), and
- *      the jobs added, with stable ids;
+ *   3. the message added to the listing index (its own hash tag, so outside the MULTI) and,
+ *      at the same time, the jobs added, with stable ids;
  *   4. the record marked `enqueued` (and, with redis.waitAof, fsynced).
  * A repeated delivery finds its hash: if the earlier one got as far as step 2 but not 4, the
  * repeat finishes it (steps 3–4 are idempotent), and both get the same id, so no attachment
@@ -115,12 +115,17 @@ export function createProducer(options: ProducerOptions): Producer {
     receivedAt: string,
     entries: readonly AttachmentEntry[],
   ): Promise<void> {
-    await index.add(messageId, receivedAt);
     // One add per job, not addBulk: BullMQ queues a bulk on an ioredis pipeline, which sends
     // its script's whole text (EVAL) with every message, where add() sends its hash
     // (EVALSHA). The jobs need no transaction of their own: their ids are stable, and a
-    // repeated delivery adds whatever is missing (see above).
-    await Promise.all(jobsOf(messageId, entries).map((job) => queue.add(job.name, job.data, job.opts)));
+    // repeated delivery adds whatever is missing (see above). The index entry goes at the
+    // same time over the intake's connection: both are idempotent and neither needs the
+    // other, so a message waits one round trip less, and the entry's ZADD is gathered with
+    // the other sessions' commands.
+    await Promise.all([
+      index.add(messageId, receivedAt),
+      ...jobsOf(messageId, entries).map((job) => queue.add(job.name, job.data, job.opts)),
+    ]);
     await ledger.markEnqueued(messageId);
   }
 
