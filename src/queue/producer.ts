@@ -79,8 +79,8 @@ return 0`;
  *      stored as its span of the raw copy, the span written), unused parts deleted, blob
  *      reference counts and the record (status `committed`);
  *   2. the delivery hash remembered for a week → message id;
- *   3. the message added to the listing index (its own hash tag, so outside the MULTI), and
- *      the jobs added, with stable ids;
+ *   3. the message added to the listing index (its own hash tag, so outside the MULTI) and,
+ *      at the same time, the jobs added, with stable ids;
  *   4. the record marked `enqueued` (and, with redis.waitAof, fsynced).
  * A repeated delivery finds its hash: if the earlier one got as far as step 2 but not 4, the
  * repeat finishes it (steps 3–4 are idempotent), and both get the same id, so no attachment
@@ -115,12 +115,17 @@ export function createProducer(options: ProducerOptions): Producer {
     receivedAt: string,
     entries: readonly AttachmentEntry[],
   ): Promise<void> {
-    await index.add(messageId, receivedAt);
     // One add per job, not addBulk: BullMQ queues a bulk on an ioredis pipeline, which sends
     // its script's whole text (EVAL) with every message, where add() sends its hash
     // (EVALSHA). The jobs need no transaction of their own: their ids are stable, and a
-    // repeated delivery adds whatever is missing (see above).
-    await Promise.all(jobsOf(messageId, entries).map((job) => queue.add(job.name, job.data, job.opts)));
+    // repeated delivery adds whatever is missing (see above). The index entry goes at the
+    // same time over the intake's connection: both are idempotent and neither needs the
+    // other, so a message waits one round trip less, and the entry's ZADD is gathered with
+    // the other sessions' commands.
+    await Promise.all([
+      index.add(messageId, receivedAt),
+      ...jobsOf(messageId, entries).map((job) => queue.add(job.name, job.data, job.opts)),
+    ]);
     await ledger.markEnqueued(messageId);
   }
 
@@ -137,26 +142,25 @@ export function createProducer(options: ProducerOptions): Producer {
       if (!blobSource.has(entry.sha256)) blobSource.set(entry.sha256, entry.part);
     }
     const kept = new Set(blobSource.values());
+    // Everything of the message expires together; a failed upload keeps its blob till then.
+    // Each key written is given its expiry once, and only keys this commit writes: a document
+    // is a blob or a span, never both (an EXPIRE of the other, absent key was two commands of
+    // ten per 100 KB message).
+    const ttl = options.messageTtlSeconds;
     const multi = redis.multi();
     for (const [sha256, part] of blobSource) {
       const key = partKeys.get(part);
       const span = partSpans.get(part);
-      if (key !== undefined) multi.rename(key, messageKeys.blob(sha256));
-      else if (span !== undefined) multi.set(messageKeys.span(sha256), JSON.stringify(span));
+      if (key !== undefined)
+        multi.rename(key, messageKeys.blob(sha256)).expire(messageKeys.blob(sha256), ttl);
+      else if (span !== undefined) multi.set(messageKeys.span(sha256), JSON.stringify(span), 'EX', ttl);
       else throw new Error(`part ${part} of ${incoming.messageId} was not stored`);
     }
     for (const [part, key] of partKeys) if (!kept.has(part)) multi.del(key);
-    for (const [sha256, users] of refs) multi.sadd(messageKeys.blobRefs(sha256), ...users);
+    for (const [sha256, users] of refs)
+      multi.sadd(messageKeys.blobRefs(sha256), ...users).expire(messageKeys.blobRefs(sha256), ttl);
     multi.hset(messageKeys.record, recordFields(message.summary, entries));
-    // Everything of the message expires together; a failed upload keeps its blob till then.
-    const ttl = options.messageTtlSeconds;
     multi.expire(messageKeys.raw, ttl).expire(messageKeys.record, ttl);
-    for (const sha256 of blobSource.keys()) {
-      multi
-        .expire(messageKeys.blob(sha256), ttl)
-        .expire(messageKeys.span(sha256), ttl)
-        .expire(messageKeys.blobRefs(sha256), ttl);
-    }
     const results = await multi.exec();
     const failed = results?.find(([err]) => err !== null);
     if (!results || failed) throw failed?.[0] ?? new Error('the commit transaction was discarded');

@@ -11,7 +11,7 @@ import type { KeySpace } from './keys.ts';
  * A crash between the two leaves a record without an entry: it is still read by id, and a
  * repeated delivery of that message adds the entry when it finishes the earlier commit. An
  * entry whose record has expired (retention.messages) is pruned when a reader meets it, and
- * every addition drops the entries older than the retention.
+ * the entries older than the retention are dropped by an addition at least once a minute.
  */
 export interface MessageIndex {
   /** Index a committed message; idempotent. */
@@ -31,26 +31,57 @@ export interface IndexPosition {
   receivedAt: number;
 }
 
+/**
+ * Seconds between two upkeeps of the index by one process: the pruning of entries past the
+ * retention and the renewal of the index's expiry. Done with every addition, they made it a
+ * MULTI of five commands per accepted message, written on its own, where a ZADD gathered with
+ * the other sessions' commands does: per 100 KB message (20 sessions, 1,200 messages) 30 -> 26
+ * commands, redis-server's reads 7.6 -> 7.1 and answers 5.7 -> 5.2.
+ */
+export const INDEX_UPKEEP_SECONDS = 60;
+
+export interface MessageIndexOptions {
+  /** The clock, ms since the epoch; default Date.now (tests move it). */
+  now?: () => number;
+}
+
 /** @param retentionSeconds retention.messages: how long a record, and so its entry, lives. */
 export function createMessageIndex(
   redis: Redis | Cluster,
   keys: KeySpace,
   retentionSeconds: number,
+  options: MessageIndexOptions = {},
 ): MessageIndex {
   const key = keys.messageIndex;
+  const now = options.now ?? Date.now;
+  /** When this process next prunes the index and renews its expiry (ms); 0: at the next add. */
+  let upkeepDue = 0;
 
   return {
     async add(messageId, receivedAt) {
-      const score = Date.parse(receivedAt);
-      const expired = Date.now() - retentionSeconds * 1000;
+      const at = now();
+      const parsed = Date.parse(receivedAt);
+      const score = String(Number.isNaN(parsed) ? at : parsed);
+      if (at < upkeepDue) {
+        await redis.zadd(key, score, messageId);
+        return;
+      }
+      upkeepDue = at + INDEX_UPKEEP_SECONDS * 1000;
       // One key, so one MULTI: the entry, the retention pruning, and an expiry on the whole
-      // index, so an idle gateway's index goes with its last record.
-      await redis
-        .multi()
-        .zadd(key, String(Number.isNaN(score) ? Date.now() : score), messageId)
-        .zremrangebyscore(key, '-inf', `(${expired}`)
-        .expire(key, retentionSeconds)
-        .exec();
+      // index, so an idle gateway's index goes with its last record. The expiry outlasts the
+      // retention by the upkeep's interval: every record added before the next upkeep expires
+      // before the index does.
+      try {
+        await redis
+          .multi()
+          .zadd(key, score, messageId)
+          .zremrangebyscore(key, '-inf', `(${at - retentionSeconds * 1000}`)
+          .expire(key, retentionSeconds + INDEX_UPKEEP_SECONDS)
+          .exec();
+      } catch (err) {
+        upkeepDue = 0;
+        throw err;
+      }
     },
 
     async page(after, count, since) {

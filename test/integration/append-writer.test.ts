@@ -52,6 +52,70 @@ describe('append writer', () => {
     expect(await redis.ttl(writer.key)).toBeGreaterThan(0);
   });
 
+  it.each([
+    {
+      name: 'fields of 5 digits, the last of 4',
+      chunkBytes: 10_000,
+      fieldsPerFrame: 2,
+      total: 3 * 10_000 + 9_999,
+    },
+    {
+      name: 'the last field as long as the others',
+      chunkBytes: 10_000,
+      fieldsPerFrame: 2,
+      total: 4 * 10_000,
+    },
+    {
+      name: 'frames ending in a short field',
+      chunkBytes: 10_000,
+      fieldsPerFrame: 3,
+      total: 3 * 10_000 + 10_001,
+    },
+    {
+      name: 'a short last field after two full ones',
+      chunkBytes: 10_000,
+      fieldsPerFrame: 3,
+      total: 2 * 10_000 + 5,
+    },
+    { name: 'a last field of one byte', chunkBytes: 10_000, fieldsPerFrame: 4, total: 4 * 10_000 + 1 },
+    { name: 'names of one to three digits', chunkBytes: 100, fieldsPerFrame: 3, total: 150 * 100 + 7 },
+    { name: 'fewer bytes than one field', chunkBytes: 1000, fieldsPerFrame: 2, total: 5 },
+    { name: 'one field per HSET', chunkBytes: 1000, fieldsPerFrame: 1, total: 3_500 },
+  ])(
+    'chunks: several fields per HSET, each field as one per HSET would be: $name',
+    async ({ chunkBytes, fieldsPerFrame, total }) => {
+      const bytes = randomBytes(total);
+      const name = key();
+      let hsets = 0;
+      const counting = new Proxy(redis, {
+        get(target, property, receiver) {
+          if (property !== 'sendCommand') return Reflect.get(target, property, receiver);
+          return (command: { name: string }) => {
+            if (command.name === 'hset') hsets += 1;
+            return target.sendCommand(command as Parameters<Redis['sendCommand']>[0]);
+          };
+        },
+      });
+      const writer = createAppendWriter(counting, name, { layout: 'chunks', chunkBytes, fieldsPerFrame });
+      // Writes of sizes that cross field and frame boundaries anywhere.
+      for (let at = 0, size = 1; at < total; at += size, size = (size * 7 + 13) % (3 * chunkBytes) || 1)
+        await writer.write(bytes.subarray(at, at + size));
+      await writer.end();
+      const fields = Math.ceil(total / chunkBytes);
+      const stored = await redis.hgetallBuffer(name);
+      expect(Object.keys(stored).sort()).toEqual(
+        Array.from({ length: fields }, (_, at) => String(at)).sort(),
+      );
+      for (let at = 0; at < fields; at++)
+        expect(
+          stored[String(at)]?.equals(bytes.subarray(at * chunkBytes, (at + 1) * chunkBytes)),
+          `field ${at}`,
+        ).toBe(true);
+      expect(hsets).toBe(Math.ceil(fields / fieldsPerFrame));
+      expect(await redis.ttl(name)).toBeGreaterThan(0);
+    },
+  );
+
   it('writers sharing a connection, their frames reused, each store only their own bytes', async () => {
     const writers = Array.from({ length: 4 }, () => createAppendWriter(redis, key()));
     const sent = writers.map(() => [] as Buffer[]);

@@ -99,6 +99,52 @@ describe('durability and retention', () => {
     }
   });
 
+  it('gives each key a commit writes, blob or span, the retention, and writes no other', async () => {
+    // smtp only: nothing is uploaded and released, so every key of the commit is still there.
+    const harness = await startHarness({
+      role: 'smtp',
+      retention: { messages: 7200 },
+      workspaces: [{ identifier: 'ws-body', ingestEmail: 'documents@ingest.test', bodyAsDocument: 'always' }],
+    });
+    const redis = new Redis(harness.redis.url);
+    try {
+      const pdf = uniquePdf('commit-ttl');
+      const message = await composeMessage({
+        to: 'documents@ingest.test',
+        text: 'The body, taken as a document of its own.',
+        attachments: [{ filename: 'span.pdf', content: pdf }],
+      });
+      const { data } = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+      const id = queuedId(data);
+      const keys = createKeySpace(harness.config.redis.prefix).message(id);
+      const record = await harness.record(id);
+      const body = record.attachments.find((entry) => entry.detectedType === 'text/plain');
+      const attached = record.attachments.find((entry) => entry.detectedType === 'application/pdf');
+      if (!body || !attached)
+        throw new Error(`expected a body and a PDF: ${JSON.stringify(record.attachments)}`);
+      // The PDF is a span of the raw copy, the body a blob of its own: one key each, no other.
+      const stored = (await redis.keys(`${harness.config.redis.prefix}:{${id}}:*`)).sort();
+      expect(stored).toEqual(
+        [
+          keys.raw,
+          keys.record,
+          keys.span(attached.sha256),
+          keys.blobRefs(attached.sha256),
+          keys.blob(body.sha256),
+          keys.blobRefs(body.sha256),
+        ].sort(),
+      );
+      for (const key of stored) {
+        const ttl = await redis.ttl(key);
+        expect(ttl, key).toBeGreaterThan(7000);
+        expect(ttl, key).toBeLessThanOrEqual(7200);
+      }
+    } finally {
+      redis.disconnect();
+      await harness.close();
+    }
+  });
+
   it('takes a repeated delivery whose record has expired as a new message, not as one in progress', async () => {
     const harness = await startHarness();
     const redis = new Redis(harness.redis.url);

@@ -2,7 +2,12 @@ import type { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
-import { createRawCopyWriter, RAW_CHUNK_BYTES, readRawRange } from '../../src/queue/raw-copy.ts';
+import {
+  createRawCopyWriter,
+  RAW_CHUNK_BYTES,
+  RAW_FIELDS_PER_HSET,
+  readRawRange,
+} from '../../src/queue/raw-copy.ts';
 import { closeConnection, createIntakeConnection } from '../../src/queue/redis-connections.ts';
 import { createRedisOutageLog } from '../../src/queue/redis-outage-log.ts';
 import { LogSink } from '../support/gateway-harness.ts';
@@ -65,16 +70,20 @@ describe('the intake connection, gathering commands', () => {
   });
 
   it('writes each frame of a raw copy at once and alone, its expiry gathered apart', async () => {
-    const bytes = Buffer.alloc(RAW_CHUNK_BYTES + 100, 'x');
+    const bytes = Buffer.alloc(RAW_FIELDS_PER_HSET * RAW_CHUNK_BYTES + 100, 'x');
     const writer = createRawCopyWriter(redis, 'gather:{m}:raw');
     const writes = await writesDuring(redis, async () => {
       await writer.write(bytes);
       await writer.end();
     });
     const frames = writes.filter((write) => write.includes('HSET'));
+    const full = Array.from(
+      { length: RAW_FIELDS_PER_HSET },
+      (_, at) => [String(at), RAW_CHUNK_BYTES] as const,
+    );
     expect(frames.map((frame) => frame.length)).toEqual([
-      frameBytes('gather:{m}:raw', '0', RAW_CHUNK_BYTES),
-      frameBytes('gather:{m}:raw', '1', 100),
+      frameBytes('gather:{m}:raw', full),
+      frameBytes('gather:{m}:raw', [[String(RAW_FIELDS_PER_HSET), 100]]),
     ]);
     // ioredis names the commands it builds in lower case.
     expect(writes.some((write) => write.includes('expire') && !write.includes('HSET'))).toBe(true);
@@ -94,8 +103,10 @@ describe('the intake connection, gathering commands', () => {
   });
 });
 
-/** Bytes of one HSET of `payload` bytes as RESP. */
-function frameBytes(key: string, field: string, payload: number): number {
+/** Bytes of one HSET of these fields (name, bytes of its value) as RESP. */
+function frameBytes(key: string, fields: readonly (readonly [string, number])[]): number {
   const bulk = (length: number) => `$${length}\r\n`.length + length + 2;
-  return '*4\r\n'.length + bulk(4) + bulk(Buffer.byteLength(key)) + bulk(field.length) + bulk(payload);
+  let total = `*${2 + 2 * fields.length}\r\n`.length + bulk(4) + bulk(Buffer.byteLength(key));
+  for (const [field, payload] of fields) total += bulk(field.length) + bulk(payload);
+  return total;
 }

@@ -1,7 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKeySpace } from '../../src/record/keys.ts';
-import { createMessageIndex, type IndexPosition } from '../../src/record/message-index.ts';
+import {
+  createMessageIndex,
+  INDEX_UPKEEP_SECONDS,
+  type IndexPosition,
+} from '../../src/record/message-index.ts';
 import { startRedis, type TestRedis } from '../support/redis-server.ts';
 
 /** The listing index on a real Redis: order, paging through equal times, retention. */
@@ -63,9 +67,43 @@ describe('message index', () => {
     await redis.zadd(keys.messageIndex, now - (retention + 10) * 1000, 'expired');
     await index().add('fresh', at(now));
     expect(await redis.zrange(keys.messageIndex, '0', '-1')).toEqual(['fresh']);
+    // It outlasts the retention by the upkeep's interval: a record added until the next upkeep
+    // expires before the index does.
     const ttl = await redis.ttl(keys.messageIndex);
-    expect(ttl).toBeGreaterThan(retention - 60);
-    expect(ttl).toBeLessThanOrEqual(retention);
+    expect(ttl).toBeGreaterThan(retention + INDEX_UPKEEP_SECONDS - 60);
+    expect(ttl).toBeLessThanOrEqual(retention + INDEX_UPKEEP_SECONDS);
+  });
+
+  it('prunes and renews its expiry once per upkeep interval, and only adds in between', async () => {
+    let clock = now;
+    const timed = createMessageIndex(redis, keys, retention, { now: () => clock });
+    await timed.add('first', at(clock));
+    expect(await redis.ttl(keys.messageIndex)).toBeGreaterThan(retention);
+    // Within the interval: the entry is added, nothing pruned, the expiry left as it is.
+    await redis.zadd(keys.messageIndex, clock - (retention + 10) * 1000, 'expired');
+    await redis.expire(keys.messageIndex, 100);
+    clock += (INDEX_UPKEEP_SECONDS - 1) * 1000;
+    await timed.add('second', at(clock));
+    expect((await redis.zrange(keys.messageIndex, '0', '-1')).sort()).toEqual(['expired', 'first', 'second']);
+    expect(await redis.ttl(keys.messageIndex)).toBeLessThanOrEqual(100);
+    // The interval over: the next add prunes and renews.
+    clock += 1000;
+    await timed.add('third', at(clock));
+    expect((await redis.zrange(keys.messageIndex, '0', '-1')).sort()).toEqual(['first', 'second', 'third']);
+    expect(await redis.ttl(keys.messageIndex)).toBeGreaterThan(retention);
+  });
+
+  it('gives an index re-created between upkeeps an expiry at the next upkeep', async () => {
+    let clock = now;
+    const timed = createMessageIndex(redis, keys, retention, { now: () => clock });
+    await timed.add('first', at(clock));
+    // Erased (DELETE /v1/messages), then added to before the next upkeep: no expiry yet.
+    await redis.del(keys.messageIndex);
+    await timed.add('second', at(clock));
+    expect(await redis.ttl(keys.messageIndex)).toBe(-1);
+    clock += INDEX_UPKEEP_SECONDS * 1000;
+    await timed.add('third', at(clock));
+    expect(await redis.ttl(keys.messageIndex)).toBeGreaterThan(retention);
   });
 
   it('removes the entries it is told are gone', async () => {
