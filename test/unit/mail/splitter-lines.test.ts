@@ -151,6 +151,27 @@ describe('mailsplit with the patched line search', () => {
     }
   });
 
+  it('looks for a delimiter once per line however many dashes a line holds', async () => {
+    // A body that is one line of dashes (hostile, or a very long rule): each search for a
+    // dash that is not at the start of a line goes on after the line's end, so the searches
+    // are counted per line and per write, never per dash.
+    const boundary = 'dash-boundary';
+    const message = Buffer.from(
+      `Content-Type: multipart/mixed; boundary="${boundary}"\r\n\r\n--${boundary}\r\n` +
+        `Content-Type: text/plain\r\n\r\nfirst line\r\nx${'-'.repeat(1_000_000)}\r\n--${boundary}--\r\n`,
+      'latin1',
+    );
+    const cuts = Array.from({ length: Math.floor(message.length / 65_536) }, (_, at) => (at + 1) * 65_536);
+    const expected = await split(message, cuts, {}, 'each read');
+    const indexOf = vi.spyOn(Buffer.prototype, 'indexOf');
+    const events = await split(message, cuts, {});
+    const calls = indexOf.mock.calls.length;
+    indexOf.mockRestore();
+    expect(events).toEqual(expected);
+    // 16 writes of 64 KiB.
+    expect(calls).toBeLessThan(200);
+  });
+
   it('passes over a base64 attachment without reading each of its lines apart', async () => {
     // The account of this message is checked against each line read in the tests above; here,
     // that the patch is in place and takes the lines of an attachment's body in one step.
