@@ -22,6 +22,7 @@ import { median } from '../../../bench/measure/process-stats.ts';
 import { createDrainServer } from '../../../bench/peers/drain-server.ts';
 import { counterValue } from '../../../bench/peers/gateway-process.ts';
 import { uploadRate } from '../../../bench/peers/slow-mock-api.ts';
+import { CHUNK_SETTINGS } from '../../../scripts/build.ts';
 import { createRouteTable } from '../../../src/intake/route-table.ts';
 import { inspectType } from '../../../src/mail/detect-type.ts';
 import { startRedis } from '../../support/redis-server.ts';
@@ -355,14 +356,7 @@ describe('the CPU profile tally', () => {
       absWorkingDir: dir,
       entryPoints: { main: 'src/main.ts' },
       outdir: join(dir, 'dist'),
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node24',
-      minifyWhitespace: true,
-      sourcemap: 'linked',
-      sourcesContent: false,
+      ...CHUNK_SETTINGS,
       logLevel: 'silent',
     });
     const chunks = (await readdir(join(dir, 'dist'))).filter((name) => name.startsWith('own-loop-'));
