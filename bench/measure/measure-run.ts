@@ -1,6 +1,6 @@
 import { type LoadOptions, type LoadResult, runLoad } from '../load/smtp-load.ts';
 import type { BenchServer } from '../peers/bench-server.ts';
-import { cpuMs, loadAverage, memoryMiB, resetPeak } from './process-stats.ts';
+import { cpuMs, cpuTimes, loadAverage, memoryMiB, resetPeak } from './process-stats.ts';
 
 /** One load against one server, as the server saw it. */
 export interface RunFigures {
@@ -12,6 +12,8 @@ export interface RunFigures {
   cpuMsPerMessage: number;
   /** The part of it spent by the server's processes after the first (its redis-server), 0 without. */
   redisCpuMsPerMessage: number;
+  /** The part of that spent in the kernel (with AOF on, mostly writing the file), 0 without. */
+  redisSystemMsPerMessage: number;
   /** Peak resident memory of the server's first process during the run, MiB. */
   peakMiB: number;
   /** 1-minute load average when the run ended. */
@@ -27,9 +29,11 @@ export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'p
   const rest = server.pids.slice(1);
   const cpuBefore = await totalCpuMs(server.pids);
   const restBefore = await totalCpuMs(rest);
+  const restSystemBefore = await totalSystemMs(rest);
   const result = await runLoad({ ...load, port: server.port });
   const cpu = (await totalCpuMs(server.pids)) - cpuBefore;
   const restCpu = (await totalCpuMs(rest)) - restBefore;
+  const restSystem = (await totalSystemMs(rest)) - restSystemBefore;
   const accepted = (await server.accepted()) - acceptedBefore;
   if (accepted !== load.messages) {
     throw new Error(
@@ -42,10 +46,17 @@ export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'p
     messagesPerSecond: accepted / result.seconds,
     cpuMsPerMessage: cpu / accepted,
     redisCpuMsPerMessage: restCpu / accepted,
+    redisSystemMsPerMessage: restSystem / accepted,
     peakMiB: (await memoryMiB(first)).peak,
     loadAverage: loadAverage(),
     client: result.client,
   };
+}
+
+async function totalSystemMs(pids: readonly number[]): Promise<number> {
+  let total = 0;
+  for (const pid of pids) total += (await cpuTimes(pid)).systemMs;
+  return total;
 }
 
 export async function totalCpuMs(pids: readonly number[]): Promise<number> {

@@ -14,14 +14,27 @@ const run = promisify(execFile);
 /** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ; 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-/** User plus system CPU time of the process so far, in ms. */
-export async function cpuMs(pid: number): Promise<number> {
+export interface CpuTimes {
+  /** CPU time in user mode so far, ms. */
+  userMs: number;
+  /** CPU time in the kernel so far, ms (a redis-server's appends to its AOF are mostly this). */
+  systemMs: number;
+}
+
+/** User and system CPU time of the process so far. */
+export async function cpuTimes(pid: number): Promise<CpuTimes> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may hold spaces; the fields after its ")" are fixed.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15, i.e. 11 and 12 after the state (field 3).
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / TICKS_PER_SECOND;
+  const ms = (ticks: string | undefined) => (Number(ticks) * 1000) / TICKS_PER_SECOND;
+  return { userMs: ms(fields[11]), systemMs: ms(fields[12]) };
+}
+
+/** User plus system CPU time of the process so far, in ms. */
+export async function cpuMs(pid: number): Promise<number> {
+  const { userMs, systemMs } = await cpuTimes(pid);
+  return userMs + systemMs;
 }
 
 export interface Memory {

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import {
   sourceMapsOnDisk,
   tallyProfile,
 } from '../../../bench/measure/cpu-profile.ts';
-import { median } from '../../../bench/measure/process-stats.ts';
+import { cpuMs, cpuTimes, median } from '../../../bench/measure/process-stats.ts';
 import { createDrainServer } from '../../../bench/peers/drain-server.ts';
 import { counterValue } from '../../../bench/peers/gateway-process.ts';
 import { uploadRate } from '../../../bench/peers/slow-mock-api.ts';
@@ -222,6 +222,29 @@ describe('the figures', () => {
     ].join('\n');
     expect(counterValue(text, 'ingest_gateway_smtp_messages_total', 'accepted')).toBe(42);
     expect(counterValue(text, 'ingest_gateway_smtp_messages_total', 'failed')).toBe(0);
+  });
+
+  it("reads a process's CPU time apart as user and kernel time, which add up to its total", async () => {
+    // A child that spends its time in the kernel (reading /dev/zero zero-fills the buffer
+    // there), then idles, so that the figures read after stay put.
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        "const fs=require('fs');const b=Buffer.alloc(1<<20);const fd=fs.openSync('/dev/zero','r');" +
+          "for(let i=0;i<3000;i++)fs.readSync(fd,b);console.log('done');setInterval(()=>{},1000);",
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()));
+      const pid = child.pid ?? 0;
+      const times = await cpuTimes(pid);
+      expect(times.systemMs).toBeGreaterThan(0);
+      expect(times.userMs + times.systemMs).toBe(await cpuMs(pid));
+    } finally {
+      child.kill();
+    }
   });
 
   it('rates uploads from a given arrival to the last', () => {
