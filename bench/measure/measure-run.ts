@@ -1,6 +1,6 @@
 import { type LoadOptions, type LoadResult, runLoad } from '../load/smtp-load.ts';
 import type { BenchServer } from '../peers/bench-server.ts';
-import { cpuMs, cpuTimes, loadAverage, memoryMiB, resetPeak } from './process-stats.ts';
+import { cpuTimes, loadAverage, memoryMiB, resetPeak } from './process-stats.ts';
 
 /** One load against one server, as the server saw it. */
 export interface RunFigures {
@@ -29,11 +29,11 @@ export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'p
   const rest = server.pids.slice(1);
   const cpuBefore = await totalCpuMs(server.pids);
   const restBefore = await totalCpuMs(rest);
-  const restSystemBefore = await totalSystemMs(rest);
+  const restSystemBefore = await totalCpuMs(rest, 'kernel');
   const result = await runLoad({ ...load, port: server.port });
   const cpu = (await totalCpuMs(server.pids)) - cpuBefore;
   const restCpu = (await totalCpuMs(rest)) - restBefore;
-  const restSystem = (await totalSystemMs(rest)) - restSystemBefore;
+  const restSystem = (await totalCpuMs(rest, 'kernel')) - restSystemBefore;
   const accepted = (await server.accepted()) - acceptedBefore;
   if (accepted !== load.messages) {
     throw new Error(
@@ -53,14 +53,12 @@ export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'p
   };
 }
 
-async function totalSystemMs(pids: readonly number[]): Promise<number> {
+/** The CPU time of all `pids`, ms: user and kernel, or (`kernel`) the kernel's part alone. */
+export async function totalCpuMs(pids: readonly number[], part: 'all' | 'kernel' = 'all'): Promise<number> {
   let total = 0;
-  for (const pid of pids) total += (await cpuTimes(pid)).systemMs;
-  return total;
-}
-
-export async function totalCpuMs(pids: readonly number[]): Promise<number> {
-  let total = 0;
-  for (const pid of pids) total += await cpuMs(pid);
+  for (const pid of pids) {
+    const { userMs, systemMs } = await cpuTimes(pid);
+    total += part === 'kernel' ? systemMs : userMs + systemMs;
+  }
   return total;
 }

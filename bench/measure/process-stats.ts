@@ -31,12 +31,6 @@ export async function cpuTimes(pid: number): Promise<CpuTimes> {
   return { userMs: ms(fields[11]), systemMs: ms(fields[12]) };
 }
 
-/** User plus system CPU time of the process so far, in ms. */
-export async function cpuMs(pid: number): Promise<number> {
-  const { userMs, systemMs } = await cpuTimes(pid);
-  return userMs + systemMs;
-}
-
 export interface Memory {
   /** Resident set now, MiB. */
   rss: number;

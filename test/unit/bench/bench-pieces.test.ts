@@ -18,7 +18,8 @@ import {
   sourceMapsOnDisk,
   tallyProfile,
 } from '../../../bench/measure/cpu-profile.ts';
-import { cpuMs, cpuTimes, median } from '../../../bench/measure/process-stats.ts';
+import { totalCpuMs } from '../../../bench/measure/measure-run.ts';
+import { cpuTimes, median } from '../../../bench/measure/process-stats.ts';
 import { createDrainServer } from '../../../bench/peers/drain-server.ts';
 import { counterValue } from '../../../bench/peers/gateway-process.ts';
 import { uploadRate } from '../../../bench/peers/slow-mock-api.ts';
@@ -241,7 +242,8 @@ describe('the figures', () => {
       const pid = child.pid ?? 0;
       const times = await cpuTimes(pid);
       expect(times.systemMs).toBeGreaterThan(0);
-      expect(times.userMs + times.systemMs).toBe(await cpuMs(pid));
+      expect(times.userMs + times.systemMs).toBe(await totalCpuMs([pid]));
+      expect(times.systemMs).toBe(await totalCpuMs([pid], 'kernel'));
     } finally {
       child.kill();
     }
