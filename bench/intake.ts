@@ -136,7 +136,7 @@ function report(
         '100 KB PDF msgs/s',
         '5 MB PDF msgs/s',
         'server CPU ms/msg (100 KB / 5 MB)',
-        'of it redis-server (in the kernel)',
+        'of it redis-server (kernel; page faults)',
         'peak RSS MiB',
       ],
     ];
@@ -154,7 +154,8 @@ function report(
               .map(
                 (runs) =>
                   `${figure(medianOf(runs, (run) => run.redisCpuMsPerMessage))} ` +
-                  `(${figure(medianOf(runs, (run) => run.redisSystemMsPerMessage))})`,
+                  `(${figure(medianOf(runs, (run) => run.redisSystemMsPerMessage))}; ` +
+                  `${medianOf(runs, (run) => run.redisMinorFaultsPerMessage).toFixed(0)})`,
               )
               .join(' / ')
           : '',

@@ -1,6 +1,6 @@
 import { type LoadOptions, type LoadResult, runLoad } from '../load/smtp-load.ts';
 import type { BenchServer } from '../peers/bench-server.ts';
-import { cpuTimes, loadAverage, memoryMiB, resetPeak } from './process-stats.ts';
+import { loadAverage, memoryMiB, type ProcessCounters, processCounters, resetPeak } from './process-stats.ts';
 
 /** One load against one server, as the server saw it. */
 export interface RunFigures {
@@ -12,8 +12,10 @@ export interface RunFigures {
   cpuMsPerMessage: number;
   /** The part of it spent by the server's processes after the first (its redis-server), 0 without. */
   redisCpuMsPerMessage: number;
-  /** The part of that spent in the kernel (with AOF on, mostly writing the file), 0 without. */
+  /** The part of that spent in the kernel (mostly its page faults and AOF appends), 0 without. */
   redisSystemMsPerMessage: number;
+  /** Minor page faults of those processes per accepted message: pages of memory touched first. */
+  redisMinorFaultsPerMessage: number;
   /** Peak resident memory of the server's first process during the run, MiB. */
   peakMiB: number;
   /** 1-minute load average when the run ended. */
@@ -27,13 +29,11 @@ export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'p
   await resetPeak(first);
   const acceptedBefore = await server.accepted();
   const rest = server.pids.slice(1);
-  const cpuBefore = await totalCpuMs(server.pids);
-  const restBefore = await totalCpuMs(rest);
-  const restSystemBefore = await totalCpuMs(rest, 'kernel');
+  const allBefore = await totals(server.pids);
+  const restBefore = await totals(rest);
   const result = await runLoad({ ...load, port: server.port });
-  const cpu = (await totalCpuMs(server.pids)) - cpuBefore;
-  const restCpu = (await totalCpuMs(rest)) - restBefore;
-  const restSystem = (await totalCpuMs(rest, 'kernel')) - restSystemBefore;
+  const all = difference(await totals(server.pids), allBefore);
+  const restUsed = difference(await totals(rest), restBefore);
   const accepted = (await server.accepted()) - acceptedBefore;
   if (accepted !== load.messages) {
     throw new Error(
@@ -44,21 +44,35 @@ export async function measureRun(server: BenchServer, load: Omit<LoadOptions, 'p
     accepted,
     seconds: result.seconds,
     messagesPerSecond: accepted / result.seconds,
-    cpuMsPerMessage: cpu / accepted,
-    redisCpuMsPerMessage: restCpu / accepted,
-    redisSystemMsPerMessage: restSystem / accepted,
+    cpuMsPerMessage: (all.userMs + all.systemMs) / accepted,
+    redisCpuMsPerMessage: (restUsed.userMs + restUsed.systemMs) / accepted,
+    redisSystemMsPerMessage: restUsed.systemMs / accepted,
+    redisMinorFaultsPerMessage: restUsed.minorFaults / accepted,
     peakMiB: (await memoryMiB(first)).peak,
     loadAverage: loadAverage(),
     client: result.client,
   };
 }
 
-/** The CPU time of all `pids`, ms: user and kernel, or (`kernel`) the kernel's part alone. */
-export async function totalCpuMs(pids: readonly number[], part: 'all' | 'kernel' = 'all'): Promise<number> {
-  let total = 0;
-  for (const pid of pids) {
-    const { userMs, systemMs } = await cpuTimes(pid);
-    total += part === 'kernel' ? systemMs : userMs + systemMs;
-  }
-  return total;
+/** The counters of all `pids` added up (none: all zero). */
+export async function totals(pids: readonly number[]): Promise<ProcessCounters> {
+  let sum: ProcessCounters = { userMs: 0, systemMs: 0, minorFaults: 0 };
+  for (const pid of pids) sum = add(sum, await processCounters(pid));
+  return sum;
+}
+
+function add(a: ProcessCounters, b: ProcessCounters): ProcessCounters {
+  return {
+    userMs: a.userMs + b.userMs,
+    systemMs: a.systemMs + b.systemMs,
+    minorFaults: a.minorFaults + b.minorFaults,
+  };
+}
+
+function difference(after: ProcessCounters, before: ProcessCounters): ProcessCounters {
+  return {
+    userMs: after.userMs - before.userMs,
+    systemMs: after.systemMs - before.systemMs,
+    minorFaults: after.minorFaults - before.minorFaults,
+  };
 }

@@ -18,8 +18,8 @@ import {
   sourceMapsOnDisk,
   tallyProfile,
 } from '../../../bench/measure/cpu-profile.ts';
-import { totalCpuMs } from '../../../bench/measure/measure-run.ts';
-import { cpuTimes, median } from '../../../bench/measure/process-stats.ts';
+import { totals } from '../../../bench/measure/measure-run.ts';
+import { median, processCounters } from '../../../bench/measure/process-stats.ts';
 import { createDrainServer } from '../../../bench/peers/drain-server.ts';
 import { counterValue } from '../../../bench/peers/gateway-process.ts';
 import { uploadRate } from '../../../bench/peers/slow-mock-api.ts';
@@ -225,27 +225,36 @@ describe('the figures', () => {
     expect(counterValue(text, 'ingest_gateway_smtp_messages_total', 'failed')).toBe(0);
   });
 
-  it("reads a process's CPU time apart as user and kernel time, which add up to its total", async () => {
+  it("reads a process's user and kernel time and its page faults, and adds them up over processes", async () => {
     // A child that spends its time in the kernel (reading /dev/zero zero-fills the buffer
-    // there), then idles, so that the figures read after stay put.
-    const child = spawn(
-      process.execPath,
-      [
-        '-e',
-        "const fs=require('fs');const b=Buffer.alloc(1<<20);const fd=fs.openSync('/dev/zero','r');" +
-          "for(let i=0;i<3000;i++)fs.readSync(fd,b);console.log('done');setInterval(()=>{},1000);",
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
+    // there) and touches 64 MiB of new memory, then idles, so that the figures read after
+    // stay put.
+    const busy =
+      "const fs=require('fs');const b=Buffer.alloc(1<<20);const fd=fs.openSync('/dev/zero','r');" +
+      'for(let i=0;i<3000;i++)fs.readSync(fd,b);Buffer.allocUnsafeSlow(64<<20).fill(1);' +
+      "console.log('done');setInterval(()=>{},1000);";
+    const idle = "console.log('done');setInterval(()=>{},1000);";
+    const children = [busy, idle].map((script) =>
+      spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] }),
     );
     try {
-      await new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()));
-      const pid = child.pid ?? 0;
-      const times = await cpuTimes(pid);
-      expect(times.systemMs).toBeGreaterThan(0);
-      expect(times.userMs + times.systemMs).toBe(await totalCpuMs([pid]));
-      expect(times.systemMs).toBe(await totalCpuMs([pid], 'kernel'));
+      await Promise.all(
+        children.map((child) => new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()))),
+      );
+      const [busyPid, idlePid] = children.map((child) => child.pid ?? 0);
+      const busyCounters = await processCounters(busyPid ?? 0);
+      const idleCounters = await processCounters(idlePid ?? 0);
+      expect(busyCounters.systemMs).toBeGreaterThan(0);
+      // 64 MiB is 16,384 pages of 4 KiB, each faulted in when first written.
+      expect(busyCounters.minorFaults).toBeGreaterThan(16_384);
+      expect(idleCounters.minorFaults).toBeLessThan(busyCounters.minorFaults - 16_384);
+      const sum = await totals([busyPid ?? 0, idlePid ?? 0]);
+      expect(sum.userMs).toBe(busyCounters.userMs + idleCounters.userMs);
+      expect(sum.systemMs).toBe(busyCounters.systemMs + idleCounters.systemMs);
+      expect(sum.minorFaults).toBe(busyCounters.minorFaults + idleCounters.minorFaults);
+      expect(await totals([])).toEqual({ userMs: 0, systemMs: 0, minorFaults: 0 });
     } finally {
-      child.kill();
+      for (const child of children) child.kill();
     }
   });
 
