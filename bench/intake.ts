@@ -83,6 +83,7 @@ export async function intakeBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
           `r${round}-${slot.sizeLabel.replace(' ', '')}-${slot.reuse}`,
         );
         for (const server of servers) {
+          await server.reset?.();
           const usedBefore = server === gateway ? await gateway.redisUsedMemory() : 0;
           const run = await measureRun(server, {
             file: file.path,

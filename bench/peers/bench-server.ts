@@ -10,5 +10,10 @@ export interface BenchServer {
   readonly pids: readonly number[];
   /** Messages the server has accepted since it started, as it counts them. */
   accepted(): Promise<number>;
+  /**
+   * Servers that store into a Redis: before each run, empty it and rewrite its AOF (see
+   * emptyBenchRedis), so that every run stores into the same Redis, not one grown by the runs before.
+   */
+  reset?(): Promise<void>;
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import type { BenchServer } from './bench-server.ts';
-import { redisServerPid, startBenchRedis } from './gateway-process.ts';
+import { emptyBenchRedis, redisServerPid, startBenchRedis } from './gateway-process.ts';
 
 /**
  * bench/peers/drain-server.ts in a process of its own, answering its count on request. With
@@ -12,7 +12,11 @@ import { redisServerPid, startBenchRedis } from './gateway-process.ts';
  */
 export async function startDrainProcess(options: { store?: boolean } = {}): Promise<BenchServer> {
   const redis = options.store ? await startBenchRedis() : undefined;
-  const redisPid = redis === undefined ? undefined : await serverPid(redis.url);
+  // The benchmark's own connection to that redis-server: its process id, and the reset before each run.
+  const client =
+    redis === undefined ? undefined : new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await client?.connect();
+  const redisPid = client === undefined ? undefined : await redisServerPid(client);
   const child: ChildProcess = spawn(
     process.execPath,
     [new URL('drain-server.ts', import.meta.url).pathname, '0', ...(redis ? [redis.url] : [])],
@@ -39,20 +43,12 @@ export async function startDrainProcess(options: { store?: boolean } = {}): Prom
       stdin.write('count\n');
       return (await next()).accepted ?? 0;
     },
+    ...(client === undefined ? {} : { reset: () => emptyBenchRedis(client) }),
     async close() {
       stdin.end('close\n');
       await exited;
+      client?.disconnect();
       await redis?.close();
     },
   };
-}
-
-async function serverPid(url: string): Promise<number> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await client.connect();
-    return await redisServerPid(client);
-  } finally {
-    client.disconnect();
-  }
 }

@@ -61,6 +61,24 @@ export function startBenchRedis(): Promise<TestRedis> {
   });
 }
 
+/**
+ * Returns a bench redis-server to where a deployment's stays: what earlier runs stored gone
+ * (FLUSHALL) and its AOF rewritten small (BGREWRITEAOF, waited for), outside any measured run.
+ * Without it the runs pile up: three rounds leave each redis-server with over 2 GB and an AOF
+ * as big, and on a virtual machine whose host backs guest memory only as the guest's use grows,
+ * every page Redis or its AOF's page cache takes costs more the more the guest already holds
+ * (the gateway's redis-server on 5 MB messages, same load, no reset: 7.5, 8.0, 19.3, then 42.0
+ * ms of kernel time per message as its data went from 0.4 to 1.4 GB; with the reset 7.3-7.8
+ * every time, bench/README.md). A deployment's Redis does not grow so: uploaded messages'
+ * documents are released, records expire, and Redis rewrites its AOF as it doubles.
+ */
+export async function emptyBenchRedis(client: Redis): Promise<void> {
+  await client.flushall();
+  await client.bgrewriteaof();
+  const rewriting = /aof_rewrite_(?:in_progress|scheduled):1/;
+  while (rewriting.test(await client.info('persistence'))) await new Promise((wake) => setTimeout(wake, 50));
+}
+
 export async function startGatewayProcess(options: GatewayStartOptions): Promise<GatewayUnderBench> {
   const entry = await buildGateway();
   const ownRedis = options.redisUrl === undefined ? await startBenchRedis() : null;
@@ -94,6 +112,9 @@ export async function startGatewayProcess(options: GatewayStartOptions): Promise
       httpUrl: daemon.httpUrl,
       async accepted() {
         return counterValue(await metrics(daemon.httpUrl), 'ingest_gateway_smtp_messages_total', 'accepted');
+      },
+      async reset() {
+        await emptyBenchRedis(redis);
       },
       async redisUsedMemory() {
         return Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1] ?? 0);

@@ -21,7 +21,7 @@ import {
 import { totals } from '../../../bench/measure/measure-run.ts';
 import { median, processCounters } from '../../../bench/measure/process-stats.ts';
 import { createDrainServer } from '../../../bench/peers/drain-server.ts';
-import { counterValue } from '../../../bench/peers/gateway-process.ts';
+import { counterValue, emptyBenchRedis, startBenchRedis } from '../../../bench/peers/gateway-process.ts';
 import { uploadRate } from '../../../bench/peers/slow-mock-api.ts';
 import { CHUNK_SETTINGS } from '../../../scripts/build.ts';
 import { createRouteTable } from '../../../src/intake/route-table.ts';
@@ -101,6 +101,33 @@ describe('the drain server storing once (the floor of store-once)', () => {
       }),
     );
     expect(stored).toEqual(bodies.map((body) => `Subject: s\r\n\r\n${body}\r\n`));
+  });
+});
+
+describe("a bench redis-server's reset before each run", () => {
+  it('empties it and rewrites its AOF small, so a run stores into what a deployment keeps', async () => {
+    const server = await startBenchRedis();
+    const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    cleanups.push(async () => {
+      client.disconnect();
+      await server.close();
+    });
+    const persistence = async (field: string) =>
+      Number(new RegExp(`${field}:(\\d+)`).exec(await client.info('persistence'))?.[1] ?? Number.NaN);
+    const chunk = Buffer.alloc(1024 * 1024, 7);
+    for (let i = 0; i < 8; i++) await client.hset('message', String(i), chunk);
+    expect(await persistence('aof_current_size')).toBeGreaterThan(8 * 1024 * 1024);
+    const rewritesBefore = await persistence('aof_rewrites');
+
+    await emptyBenchRedis(client);
+
+    expect(await client.dbsize()).toBe(0);
+    expect(await persistence('aof_rewrites')).toBe(rewritesBefore + 1);
+    expect(await persistence('aof_rewrite_in_progress')).toBe(0);
+    expect(await persistence('aof_current_size')).toBeLessThan(64 * 1024);
+    // Still the durable server the runs need: AOF on, fsync every second.
+    expect(await client.config('GET', 'appendfsync')).toEqual(['appendfsync', 'everysec']);
+    expect(await persistence('aof_enabled')).toBe(1);
   });
 });
 
