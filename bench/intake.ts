@@ -9,7 +9,7 @@
  * (DESIGN.md, "Performance the design must allow", for the figures to compare).
  *
  *   npm run bench -- intake
- *   BENCH_ROUNDS=1 BENCH_SMALL=300 BENCH_LARGE=20 npm run bench -- intake   # a quick look
+ *   BENCH_WARMUP=0 BENCH_ROUNDS=1 BENCH_SMALL=300 BENCH_LARGE=20 npm run bench -- intake   # a quick look
  *
  * Each server system is pinned to core 0 (the gateway and its redis-server together), the
  * load (smtp-source) and this process to core 1. Every (size, mode) slot of a round gets a
@@ -49,6 +49,7 @@ interface SlotFigures {
 
 export async function intakeBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
   const rounds = Number(env.BENCH_ROUNDS ?? 3);
+  const warmUps = Number(env.BENCH_WARMUP ?? 1);
   const small = Number(env.BENCH_SMALL ?? 600);
   const large = Number(env.BENCH_LARGE ?? 40);
   const slots: Slot[] = [];
@@ -69,18 +70,23 @@ export async function intakeBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
     for (const server of servers) for (const pid of server.pids) await pin(pid, SERVER_CORE);
     const loadAtStart = loadAverage();
     console.log(
-      `intake: ${rounds} round(s), ${SESSIONS} sessions, ${small} x 100 KB and ${large} x 5 MB PDF per run; ` +
+      `intake: ${warmUps} warm-up and ${rounds} measured round(s), ${SESSIONS} sessions, ${small} x 100 KB and ${large} x 5 MB PDF per run; ` +
         `${canPin() ? `servers on core ${SERVER_CORE}, load on core ${LOAD_CORE}` : 'one core: nothing pinned'}; ` +
         `load average ${loadAtStart.toFixed(2)}`,
     );
     const figures = new Map<string, SlotFigures>();
     const key = (server: BenchServer, slot: Slot) => `${server.name}|${slot.sizeLabel}|${slot.reuse}`;
-    for (let round = 1; round <= rounds; round++) {
+    // Warm-up rounds (numbered from 1 - warmUps to 0) run every slot on every server, and
+    // their figures are dropped: a server's first thousand or so messages cost it more (the
+    // gateway's 100 KB messages, four series of loads: 1.6-2.1 ms of user time each in its
+    // first 600, 1.1-1.5 in the next 600, 1.0-1.4 after), and the medians are of the rounds after.
+    for (let round = 1 - warmUps; round <= rounds; round++) {
+      const measured = round >= 1;
       for (const slot of slots) {
         const file = await writeMessageFile(
           dir,
           slot.size,
-          `r${round}-${slot.sizeLabel.replace(' ', '')}-${slot.reuse}`,
+          `${measured ? 'r' : 'w'}${round}-${slot.sizeLabel.replace(' ', '')}-${slot.reuse}`,
         );
         for (const server of servers) {
           await server.reset?.();
@@ -91,6 +97,7 @@ export async function intakeBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
             sessions: SESSIONS,
             reuse: slot.reuse,
           });
+          if (!measured) continue;
           const entry = figures.get(key(server, slot)) ?? {
             runs: [],
             redisBytesPerMessage: [],
@@ -103,7 +110,9 @@ export async function intakeBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
           figures.set(key(server, slot), entry);
         }
       }
-      console.log(`  round ${round} done, load average ${loadAverage().toFixed(2)}`);
+      console.log(
+        `  ${measured ? `round ${round}` : 'warm-up round'} done, load average ${loadAverage().toFixed(2)}`,
+      );
     }
     report(servers, slots, figures, key, gateway);
     console.log(
