@@ -254,8 +254,7 @@ describe('the figures', () => {
 
   it("reads a process's user and kernel time and its page faults, and adds them up over processes", async () => {
     // A child that spends its time in the kernel (reading /dev/zero zero-fills the buffer
-    // there) and touches 64 MiB of new memory, then idles, so that the figures read after
-    // stay put.
+    // there) and touches 64 MiB of new memory, and one that does neither; both then stopped.
     const busy =
       "const fs=require('fs');const b=Buffer.alloc(1<<20);const fd=fs.openSync('/dev/zero','r');" +
       'for(let i=0;i<3000;i++)fs.readSync(fd,b);Buffer.allocUnsafeSlow(64<<20).fill(1);' +
@@ -268,7 +267,12 @@ describe('the figures', () => {
       await Promise.all(
         children.map((child) => new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()))),
       );
+      // Stopped, neither child's counters move between the reads compared below.
+      for (const child of children) child.kill('SIGSTOP');
       const [busyPid, idlePid] = children.map((child) => child.pid ?? 0);
+      const state = async (pid: number) => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.[0];
+      for (const pid of [busyPid ?? 0, idlePid ?? 0])
+        while ((await state(pid)) !== 'T') await new Promise((wake) => setTimeout(wake, 10));
       const busyCounters = await processCounters(busyPid ?? 0);
       const idleCounters = await processCounters(idlePid ?? 0);
       expect(busyCounters.systemMs).toBeGreaterThan(0);
@@ -281,7 +285,7 @@ describe('the figures', () => {
       expect(sum.minorFaults).toBe(busyCounters.minorFaults + idleCounters.minorFaults);
       expect(await totals([])).toEqual({ userMs: 0, systemMs: 0, minorFaults: 0 });
     } finally {
-      for (const child of children) child.kill();
+      for (const child of children) child.kill('SIGKILL');
     }
   });
 
@@ -442,7 +446,12 @@ describe('the CPU profile tally', () => {
     const owners = new Map(tally.owners.map((entry) => [entry.owner, entry.ms]));
     expect(owners.get('hotpkg')).toBeGreaterThan(200);
     expect(owners.get('gateway src/own-loop.ts')).toBeGreaterThan(100);
-    expect(owners.has(chunkOwner)).toBe(false);
+    // Every function of the chunk is read through the map; what may stay with the chunk is its
+    // module body, which has no mapping and no name (a sample or two of evaluating its imports
+    // when the machine is busy).
+    const unmapped = tally.functions.filter((entry) => entry.owner === chunkOwner);
+    expect(unmapped.map((entry) => entry.name.split(' ')[0])).toEqual(unmapped.map(() => '(anonymous)'));
+    expect(owners.get(chunkOwner) ?? 0).toBeLessThan(20);
     const functions = tally.functions.map(({ name, owner }) => `${owner}: ${name}`);
     // esbuild names the package's `spin` spin2 in the chunk, to keep the bundle's names apart.
     expect(functions).toContain('hotpkg: spin (index.js:2)');
