@@ -11,7 +11,7 @@ export interface BenchServer {
   /** Messages the server has accepted since it started, as it counts them. */
   accepted(): Promise<number>;
   /**
-   * Servers that store into a Redis: before each run, empty it and rewrite its AOF (see
+   * Servers that store into a Redis of their own: before each run, empty it and rewrite its AOF (see
    * emptyBenchRedis), so that every run stores into the same Redis, not one grown by the runs before.
    */
   reset?(): Promise<void>;
