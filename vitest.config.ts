@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    reporters: ['default', './test/support/summary-reporter.ts'],
+    // The workspaces' own suites run here too (each also runs alone: npm test -w <name>).
+    include: ['test/**/*.test.ts', 'bench/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    reporters: ['default', './harness/summary-reporter.ts'],
     // Integration suites each start their own redis-server, mock API and gateway;
     // two workers match the two cores CI has.
     pool: 'forks',

@@ -1,5 +1,5 @@
+import { type TestConfigInput, testConfigFile, type WorkspaceInput } from '../harness/test-config.ts';
 import type { GatewayConfig } from '../src/config/schema.ts';
-import { type TestConfigInput, testConfigFile, type WorkspaceInput } from '../test/support/test-config.ts';
 
 /**
  * The gateway configuration the benchmark runs: one workspace per recipient that
@@ -26,12 +26,16 @@ export interface BenchConfigOptions {
   api?: { baseUrl: string; apiKey: string };
   upload?: TestConfigInput['upload'];
   logLevel?: 'warn' | 'info';
+  /** Scanners to ask about every message; each workspace then tags spam rather than refusing it. */
+  scan?: TestConfigInput['scan'];
 }
 
 export function benchConfigInput(options: BenchConfigOptions): TestConfigInput {
-  const workspaces: WorkspaceInput[] = [{ identifier: 'ws-0', ingestEmail: BENCH_RECIPIENT }];
+  // With rspamd, random bytes must not be refused as spam mid-run: the verdict is recorded only.
+  const tag: Partial<WorkspaceInput> = options.scan?.rspamd ? { spam: 'tag' } : {};
+  const workspaces: WorkspaceInput[] = [{ identifier: 'ws-0', ingestEmail: BENCH_RECIPIENT, ...tag }];
   for (let sequence = 1; sequence <= options.recipients; sequence++) {
-    workspaces.push({ identifier: `ws-${sequence}`, ingestEmail: numberedRecipient(sequence) });
+    workspaces.push({ identifier: `ws-${sequence}`, ingestEmail: numberedRecipient(sequence), ...tag });
   }
   return {
     // 20 MB attachments in base64 fit; the rates are off (the load is one client address).
@@ -43,6 +47,7 @@ export function benchConfigInput(options: BenchConfigOptions): TestConfigInput {
     api: options.api ?? { baseUrl: 'http://127.0.0.1:9', apiKey: 'bench-key-unused' },
     log: { level: options.logLevel ?? 'warn' },
     ...(options.upload ? { upload: options.upload } : {}),
+    ...(options.scan ? { scan: options.scan } : {}),
     workspaces,
   };
 }

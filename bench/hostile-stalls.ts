@@ -1,10 +1,10 @@
 /**
- * Hostile-MIME stall benchmark: how long each message of test/support/hostile-messages.ts
+ * Hostile-MIME stall benchmark: how long each message of harness/hostile-messages.ts
  * (the set test/integration/hostile-mime.test.ts and sender-auth-hostile.test.ts send) holds
  * up the gateway's event loop, as the slowest NOOP round trip on a second SMTP connection
- * while it arrives (test/support/stall-probe.ts). Prints one line per message and the overall
- * worst; asserts nothing. The target is under 100 ms for each on an idle machine (DESIGN.md's
- * 50 ms is for ordinary mail under the intake load).
+ * while it arrives (harness/stall-probe.ts). Prints one line per message and the overall
+ * worst; asserts nothing. The target is under 100 ms for each on an idle machine (the 50 ms of
+ * docs/architecture.md, "Performance targets", is for ordinary mail under the intake load).
  *
  *   npm run bench -- hostile
  *   BENCH_HOSTILE_ROUNDS=5 npm run bench -- hostile   # each message sent 5 times (default 3)
@@ -13,8 +13,8 @@
  * run in the loop that is timed); each message is built before its probe starts, so the
  * sender's work is not counted.
  */
-import { startHostileGateway } from '../test/support/hostile-gateway.ts';
-import { hostileMessages } from '../test/support/hostile-messages.ts';
+import { startHostileGateway } from '../harness/hostile-gateway.ts';
+import { hostileMessages } from '../harness/hostile-messages.ts';
 
 export async function hostileStallsBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
   const rounds = Number(env.BENCH_HOSTILE_ROUNDS ?? 3);

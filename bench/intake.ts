@@ -1,12 +1,12 @@
 /**
- * Intake benchmark (issue 11): the gateway (`--role smtp` with its redis-server) against three
+ * Intake benchmark: the gateway (`--role smtp` with its redis-server) against three
  * peers on the same load in the same run: smtp-server draining DATA (the Node floor),
  * smtp-server storing each message once in a redis-server of its own (the floor of store-once:
  * the bytes in from the client and out to Redis, nothing else) and Haraka accepting and
  * discarding. Prints a table per connection mode (messages/s, server
  * CPU ms per message, peak RSS), the ratios, Redis memory per message against its size on
  * the wire, and the gateway's CPU for a 5 MB message against a 100 KB one. Asserts nothing
- * (DESIGN.md, "Performance the design must allow", for the figures to compare).
+ * (docs/architecture.md, "Performance targets", has the figures to compare with).
  *
  *   npm run bench -- intake
  *   BENCH_WARMUP=0 BENCH_ROUNDS=1 BENCH_SMALL=300 BENCH_LARGE=20 npm run bench -- intake   # a quick look
@@ -195,7 +195,7 @@ function report(
     const gatewayCpu = (slot: Slot | undefined) =>
       medianOf(runsOf(gateway, slot), (run) => run.cpuMsPerMessage);
     console.log(
-      `gateway CPU 5 MB / CPU 100 KB: ${(gatewayCpu(largeSlot) / gatewayCpu(smallSlot)).toFixed(1)}x (DESIGN.md: at most 40x)`,
+      `gateway CPU 5 MB / CPU 100 KB: ${(gatewayCpu(largeSlot) / gatewayCpu(smallSlot)).toFixed(1)}x (target: at most 40x)`,
     );
     for (const slot of [smallSlot, largeSlot]) {
       if (slot === undefined) continue;
@@ -204,7 +204,7 @@ function report(
       const perMessage = median(entry.redisBytesPerMessage);
       console.log(
         `Redis used_memory per ${slot.sizeLabel} message: ${(perMessage / KB).toFixed(0)} KiB for ` +
-          `${(entry.wireBytes / KB).toFixed(0)} KiB on the wire = ${(perMessage / entry.wireBytes).toFixed(2)}x (DESIGN.md: at most 1.1x)`,
+          `${(entry.wireBytes / KB).toFixed(0)} KiB on the wire = ${(perMessage / entry.wireBytes).toFixed(2)}x (target: at most 1.1x)`,
       );
     }
     const loads = [...runsOf(gateway, smallSlot), ...runsOf(gateway, largeSlot)].map(

@@ -2,19 +2,19 @@
  * Memory and event-loop benchmark: each server started fresh, its resident memory idle, then
  * twenty 10 MB PDF attachments arriving at once (twenty connections, one message each): the
  * peak resident memory, and the worst event-loop delay as a second connection sees it (the
- * slowest NOOP round trip, test/support/stall-probe.ts). Three deliveries of the twenty per
+ * slowest NOOP round trip, harness/stall-probe.ts). Three deliveries of the twenty per
  * server; the first peak, the medians and the worst are printed.
  *
  *   npm run bench -- memory
  *
- * DESIGN.md asks of the gateway: under 90 MiB idle (`--role smtp`, no mock API), under
+ * The targets (docs/architecture.md, "Performance targets"): under 90 MiB idle (`--role smtp`, no mock API), under
  * 150 MiB while the twenty arrive, and no stall over 50 ms.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startStallProbe } from '../test/support/stall-probe.ts';
+import { startStallProbe } from '../harness/stall-probe.ts';
 import { writeMessageFile } from './load/pdf-message.ts';
 import { LOAD_CORE, runLoad, SERVER_CORE } from './load/smtp-load.ts';
 import { loadAverage, median, memoryMiB, pin, resetPeak } from './measure/process-stats.ts';
@@ -80,7 +80,7 @@ export async function memoryBenchmark(env: NodeJS.ProcessEnv): Promise<void> {
       `twenty 10 MB PDF attachments at once, ${rounds} times per server (each server started fresh)`,
     );
     console.log(textTable(rows));
-    console.log('DESIGN.md for the gateway: idle < 90 MiB, peak < 150 MiB, stall < 50 ms');
+    console.log('targets for the gateway: idle < 90 MiB, peak < 150 MiB, stall < 50 ms');
     console.log(`load average: ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}`);
   } finally {
     await rm(dir, { recursive: true, force: true });

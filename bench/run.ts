@@ -8,7 +8,9 @@ import { hostileStallsBenchmark } from './hostile-stalls.ts';
 import { intakeBenchmark } from './intake.ts';
 import { memoryBenchmark } from './memory.ts';
 import { profileBenchmark } from './profile.ts';
+import { recoveryBenchmark } from './recovery.ts';
 import { scaleOutBenchmark } from './scale-out.ts';
+import { scanningBenchmark } from './scanning.ts';
 import { uploadRateBenchmark } from './upload-rate.ts';
 
 const benchmarks: Record<string, (env: NodeJS.ProcessEnv) => Promise<void>> = {
@@ -16,9 +18,11 @@ const benchmarks: Record<string, (env: NodeJS.ProcessEnv) => Promise<void>> = {
   memory: memoryBenchmark,
   upload: uploadRateBenchmark,
   scaleout: scaleOutBenchmark,
+  scanning: scanningBenchmark,
   hostile: hostileStallsBenchmark,
   profile: profileBenchmark,
   footprint: footprintBenchmark,
+  recovery: recoveryBenchmark,
 };
 
 const names = process.argv.slice(2);

@@ -1,5 +1,5 @@
 /**
- * Scale-out benchmark (issue 13 §3): on one Redis, 1 and 2 processes of `--role smtp` (two
+ * Scale-out benchmark: on one Redis, 1 and 2 processes of `--role smtp` (two
  * ports, the load split between them) and then 1 and 2 of `--role worker` against the mock
  * API answering each upload after 50 ms. Prints messages/s accepted per shape, documents/s
  * uploaded per shape, and the upload rate as a fraction of `workers × concurrency / latency`.

@@ -2,7 +2,7 @@
  * Upload-rate benchmark: how close the workers come to the rate the parsing API allows. A
  * `--role smtp` gateway fills the queue, then one `--role worker` process uploads to the mock
  * API (in a process of its own) answering each upload after 50 ms; documents/s against
- * `upload.concurrency / latency` (DESIGN.md: at least 90% of it), and against the mock's
+ * `upload.concurrency / latency` (the target: at least 90% of it), and against the mock's
  * measured answer time.
  *
  *   npm run bench -- upload
@@ -53,7 +53,7 @@ export async function uploadRateBenchmark(env: NodeJS.ProcessEnv): Promise<void>
     console.log(
       `one worker process, upload.concurrency ${CONCURRENCY}, API latency ${API_LATENCY_MS} ms: ` +
         `${rate.toFixed(1)} documents/s of ${allowed.toFixed(0)} allowed = ${((100 * rate) / allowed).toFixed(0)}% ` +
-        `(DESIGN.md: at least 90%); ${documents} documents of 100 KB; load average ${loadAverage().toFixed(2)}`,
+        `(target: at least 90%); ${documents} documents of 100 KB; load average ${loadAverage().toFixed(2)}`,
     );
     // The mock's own reading of each form comes on top of the latency: the gateway's share is
     // the rate against what the mock's answers allowed.

@@ -31,12 +31,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * The bundle's entry points, as `name: source`. Beside the command line, the process a
- * container is opened in: src/mail/unpack-container.ts starts it from the file beside its own
+ * container is opened in: src/mail/containers/container-process.ts starts it from the file beside its own
  * chunk, dist/container-worker.js.
  */
 export const ENTRY_POINTS: Readonly<Record<string, string>> = {
   cli: 'src/cli.ts',
-  'container-worker': 'src/mail/container-worker.ts',
+  'container-worker': 'src/mail/containers/container-worker.ts',
 };
 
 /**

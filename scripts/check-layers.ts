@@ -1,6 +1,10 @@
-// The import guard rail (DESIGN.md, "Layout"): no cycle between files or between folders of
+// The import guard rail (docs/architecture.md, "Layers"): no cycle between files or between folders of
 // src/, and a folder imports only from folders in lower layers. Type-only imports count: a
 // type that crosses a layer upwards ties the two folders as much as a value does.
+//
+// Between the repository's own folders, each imports only what BOUNDARIES allows: the gateway
+// and the mock's package nothing outside themselves, tests and benchmarks share harness/
+// instead of importing each other.
 //
 // Run: node scripts/check-layers.ts [SRC_DIR]. Prints every violation and exits 1 if any.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -19,19 +23,34 @@ export const LAYERS: readonly (readonly string[])[] = [
     'english-issues.ts',
     'lifecycle.ts',
     'live-settings.ts',
+    'listen-host.ts',
   ],
-  ['mail', 'sender', 'parsing-api'],
+  ['mail', 'sender', 'parsing-api', 'redis', 'scan'],
   ['record'],
+  ['store'],
   ['queue'],
-  ['intake', 'uploader', 'mock-api'],
+  ['intake', 'uploader', 'webhooks', 'notices'],
   ['smtp', 'http'],
   ['config'],
-  ['admin', 'workspace'],
   ['gateway.ts', 'main.ts', 'cli.ts', 'cli', 'roles', 'testing'],
 ];
 
 /** Files of one layer that are one unit for the rules: they may import each other. */
 const SHARED_LAYERS = new Set([0, LAYERS.length - 1]);
+
+/**
+ * The repository's folders that hold TypeScript, and which of them each may import by a
+ * relative path (packages are imported by name). test/fixtures is data, read by the harness.
+ */
+export const BOUNDARIES: Readonly<Record<string, readonly string[]>> = {
+  src: [],
+  'packages/mock-parsing-api': [],
+  scripts: ['src'],
+  harness: ['src', 'scripts', 'test/fixtures', 'examples'],
+  test: ['src', 'harness', 'scripts', 'test/fixtures', 'examples'],
+  bench: ['src', 'harness', 'scripts'],
+  examples: [],
+};
 
 export interface ImportEdge {
   from: string;
@@ -56,6 +75,7 @@ export function readImports(root: string): ImportEdge[] {
 function listFiles(root: string, dir = ''): string[] {
   const files: string[] = [];
   for (const name of readdirSync(join(root, dir))) {
+    if (name === 'node_modules') continue;
     const path = join(dir, name);
     if (statSync(join(root, path)).isDirectory()) files.push(...listFiles(root, path));
     else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) files.push(path);
@@ -146,14 +166,47 @@ export function checkLayers(edges: readonly ImportEdge[]): string[] {
   return problems;
 }
 
+/** The folder of BOUNDARIES a path of the repository is in (the longest that holds it), or null. */
+function boundaryOf(path: string): string | null {
+  const holding = Object.keys(BOUNDARIES)
+    .concat('test/fixtures')
+    .filter((folder) => path === folder || path.startsWith(`${folder}/`));
+  return holding.sort((a, b) => b.length - a.length)[0] ?? null;
+}
+
+/** Every relative import of the repository's folders (paths from the repository's root). */
+export function readRepositoryImports(repository: string): ImportEdge[] {
+  return Object.keys(BOUNDARIES).flatMap((folder) =>
+    readImports(join(repository, folder)).map(({ from, to }) => ({
+      from: join(folder, from),
+      to: normalize(join(folder, to)),
+    })),
+  );
+}
+
+/** Imports that cross from one folder of the repository into one it may not import. */
+export function checkBoundaries(edges: readonly ImportEdge[]): string[] {
+  const problems: string[] = [];
+  for (const { from, to } of edges) {
+    const fromFolder = boundaryOf(from);
+    const toFolder = boundaryOf(to);
+    if (fromFolder === null || fromFolder === toFolder) continue;
+    if (toFolder !== null && BOUNDARIES[fromFolder]?.includes(toFolder)) continue;
+    problems.push(`${from} imports ${to}: ${fromFolder}/ may not import ${toFolder ?? to}`);
+  }
+  return problems;
+}
+
 if (import.meta.main) {
   const root = process.argv[2] ?? join(import.meta.dirname, '..', 'src');
   const edges = readImports(root);
-  const problems = checkLayers(edges);
+  const repositoryEdges = readRepositoryImports(join(root, '..'));
+  const problems = [...checkLayers(edges), ...checkBoundaries(repositoryEdges)];
   for (const problem of problems) process.stdout.write(`${problem}\n`);
   const units = new Set(edges.map(({ from }) => unitOf(from)));
   process.stdout.write(
-    `${relative(process.cwd(), root) || '.'}: ${edges.length} imports between ${units.size} units, ` +
+    `${relative(process.cwd(), root) || '.'}: ${edges.length} imports between ${units.size} units; ` +
+      `repository: ${repositoryEdges.length} imports between ${Object.keys(BOUNDARIES).length} folders; ` +
       `${problems.length} problem(s)\n`,
   );
   process.exitCode = problems.length > 0 ? 1 : 0;

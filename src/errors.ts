@@ -1,7 +1,7 @@
 /**
  * Why the gateway refuses a message or a recipient. Every module that decides to refuse
  * throws a RefusalError with one of these codes; src/smtp/smtp-reply.ts maps each code to
- * its SMTP reply in one place, so the replies in DESIGN.md have one source.
+ * its SMTP reply in one place, so the README's table of replies has one source.
  */
 export type RefusalCode =
   /** RCPT TO is not a configured ingest address. */
@@ -24,10 +24,18 @@ export type RefusalCode =
   | 'CONNECTION_RATE_EXCEEDED'
   /** The client or the envelope sender started more transactions than smtp.rateLimit allows. */
   | 'MESSAGE_RATE_EXCEEDED'
+  /** The client had more recipients refused than smtp.maxRefusedRecipients allows (address harvesting). */
+  | 'REFUSED_RECIPIENTS_EXCEEDED'
+  /** MAIL or RCPT carries a parameter the gateway does not advertise (RFC 5321 4.1.1.11). */
+  | 'UNKNOWN_PARAMETER'
+  /** An address with 8-bit (UTF-8) characters in a transaction without SMTPUTF8 (RFC 6531 3.5). */
+  | 'UTF8_ADDRESS_WITHOUT_SMTPUTF8'
   /** A transaction names more recipients than smtp.maxRecipients. */
   | 'TOO_MANY_RECIPIENTS'
   /** RCPT TO names a workspace whose admission policy differs from the transaction's first recipient's. */
   | 'OTHER_ADMISSION_POLICY'
+  /** RCPT TO reaches a workspace already in the transaction under another subaddress tag or document type. */
+  | 'OTHER_SUBADDRESS'
   /** smtp.requireTls is set and the client sent MAIL before STARTTLS. */
   | 'TLS_REQUIRED'
   /** DATA holds a CR or LF that is not part of a CRLF pair (SMTP smuggling). */
@@ -43,7 +51,17 @@ export type RefusalCode =
   /** A DNS lookup sender authentication depends on failed for now (SERVFAIL, timeout). */
   | 'SENDER_AUTHENTICATION_TEMPFAIL'
   /** Another copy of the same delivery is being committed right now. */
-  | 'DELIVERY_IN_PROGRESS';
+  | 'DELIVERY_IN_PROGRESS'
+  /** clamd found malware in the message (workspace malware: refuse). */
+  | 'MALWARE_FOUND'
+  /** rspamd's action is reject (workspace spam: refuse). */
+  | 'SPAM_REJECTED'
+  /** rspamd's action is soft reject or greylist (workspace spam: refuse). */
+  | 'SPAM_DEFERRED'
+  /** A scanner did not answer in time or failed, and scan.unavailable is tempfail. */
+  | 'SCAN_UNAVAILABLE'
+  /** The message is longer than clamd reads (its StreamMaxLength), and scan.unavailable is tempfail. */
+  | 'TOO_LARGE_TO_SCAN';
 
 export class RefusalError extends Error {
   readonly code: RefusalCode;

@@ -1,32 +1,31 @@
-import type { GatewayConfig, WorkspaceConfig } from './config/schema.ts';
-import { createHttpApi, type HttpApi, type Readiness } from './http/create-http-api.ts';
-import { createRouteTable } from './intake/route-table.ts';
+import { type RoutedWorkspaces, routedWorkspaces } from './config/routed-workspaces.ts';
+import type { FileWorkspace, GatewayConfig } from './config/schema.ts';
+import { asError } from './errors.ts';
+import type { DiscoveredTable } from './intake/discovered-table.ts';
+import { createDiscoveryFollower, type DiscoveryFollower } from './intake/discovery-follower.ts';
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { createLiveSettings, type LiveSettings } from './live-settings.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type GatewayMetrics } from './metrics.ts';
-import { createQueueDepthReader } from './queue/queue-depth.ts';
-import {
-  closeConnection,
-  createIntakeConnection,
-  createWorkerConnection,
-  type RedisClient,
-  redisTarget,
-} from './queue/redis-connections.ts';
-import { assessNodes, type Durability, readRedisFacts } from './queue/redis-durability.ts';
-import { createRedisOutageLog } from './queue/redis-outage-log.ts';
-import { createUploadQueue } from './queue/upload-queue.ts';
+import { openQueues } from './queue/queues.ts';
+import { webhookAttempts } from './queue/webhook-backoff.ts';
 import { createKeySpace } from './record/keys.ts';
 import { createMessageIndex } from './record/message-index.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
+import { closeConnection, createIntakeConnection, redisTarget } from './redis/connections.ts';
+import type { Durability } from './redis/durability.ts';
+import { createNeededConnections } from './redis/needed-connections.ts';
+import { createRedisOutageLog } from './redis/outage-log.ts';
+import { checkDurability } from './roles/check-durability.ts';
+import { startHttpRole } from './roles/http-role.ts';
+import { noticeAttempts } from './roles/notice-role.ts';
 import type { RoleContext, RunningSettings } from './roles/role-context.ts';
 import type { DnsResolver } from './sender/dns-resolver.ts';
 import type { SmtpIntake } from './smtp/create-smtp-server.ts';
-import { createCompletionQueue } from './uploader/completion-queue.ts';
-import { createFailedUploads } from './uploader/failed-uploads.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import type { UploadWorkspaces } from './uploader/upload-settings-schema.ts';
 import type { UploadWorker } from './uploader/upload-worker.ts';
+import { webhookSchedule } from './webhooks/webhook-settings-schema.ts';
 
 export type Role = 'all' | 'smtp' | 'worker';
 
@@ -54,7 +53,8 @@ export interface Gateway {
   readonly httpUrl: string;
   readonly durability: Durability;
   /**
-   * The settings in force; replacing them applies a reloaded configuration (SIGHUP). A worker
+   * The settings in force; replacing them applies a reloaded configuration (SIGHUP or a
+   * watched file changed). A worker
    * paused because the service refused the key resumes.
    */
   readonly settings: LiveSettings<RunningSettings>;
@@ -87,14 +87,45 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     apiBaseUrl: options.apiBaseUrl,
     apiKey: options.apiKey,
   });
-  // Indexes of the workspaces in force, built once per reload.
-  const workspaceIndex = settings.derive(
-    ({ config }) => new Map(config.workspaces.map((workspace) => [workspace.identifier, workspace])),
-  );
-  const routeTable = settings.derive(({ config }) =>
-    createRouteTable(config.workspaces, config.auth.senderAuthentication),
-  );
-  const workspaces: UploadWorkspaces = { get: (identifier) => workspaceIndex().get(identifier) };
+  // The route table from the service (discovery), once its follower is made below.
+  let follower: DiscoveryFollower | undefined;
+  // The routes in force and an index of their workspaces, built again when the configuration
+  // or the table from the service changes.
+  let routing:
+    | {
+        config: GatewayConfig;
+        table: DiscoveredTable | null;
+        routed: RoutedWorkspaces;
+        index: Map<string, FileWorkspace>;
+      }
+    | undefined;
+  const currentRouting = () => {
+    const { config } = settings.current();
+    const table = follower?.table.current() ?? null;
+    if (routing === undefined || routing.config !== config || routing.table !== table) {
+      const routed = routedWorkspaces(config, table, Date.now());
+      // Each problem once, not again at every refresh that finds it still there.
+      const said = new Set(routing?.routed.problems);
+      for (const problem of routed.problems) {
+        if (!said.has(problem)) logger.warn({ component: 'discovery' }, problem);
+      }
+      const index = new Map<string, FileWorkspace>();
+      // A workspace's own route before the routes of its document types' addresses.
+      const own = routed.routes.filter((route) => route.addressOfDocumentType === undefined);
+      for (const workspace of [...own, ...config.workspaces, ...routed.routes]) {
+        if (!index.has(workspace.identifier)) index.set(workspace.identifier, workspace);
+      }
+      routing = { config, table, routed, index };
+    }
+    return routing;
+  };
+  const workspaces: UploadWorkspaces = {
+    get: (identifier) =>
+      currentRouting().index.get(identifier) ??
+      // With discovery, mail accepted for a workspace the service has since dropped is still
+      // uploaded to it with the defaults: the service, not the gateway, says it is gone.
+      (settings.current().config.discovery === undefined ? undefined : { identifier }),
+  };
 
   try {
     const redis = redisTarget(options.redisUrl, config.redis);
@@ -113,55 +144,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const ledger = createMessageLedger(intakeRedis, keys, config.retention.messages);
     const index = createMessageIndex(intakeRedis, keys, config.retention.messages);
     warnUnidentifiable(config.workspaces, logger);
-    // The HTTP API lists and retries failed uploads in every role, so it has a handle on the
-    // upload queue of its own (a Queue holds no connection or loop beyond the one it is given).
-    const uploadQueue = createUploadQueue({
+    // The queues the intake adds to and the HTTP API lists and retries, in every role, on the
+    // fail-fast connection; closed after the roles, whose intake adds to them until it stops.
+    const queues = openQueues({
       connection: queueRedis,
       keys,
       attempts: config.upload.attempts,
       retention: config.retention,
-    });
-    uploadQueue.on(
-      'error',
-      (err) => outage.absorbs(err) || logger.error({ err }, 'upload queue error (HTTP API)'),
-    );
-    lifecycle.onClose('upload queue (HTTP API)', () => uploadQueue.close());
-    // Read at each scrape, in every role: the queue is shared by the instances on this Redis.
-    const queueDepth = createQueueDepthReader({ connection: queueRedis, keys, logger });
-    lifecycle.onClose('queue depth', () => queueDepth.close());
-    metrics.observe({ redisUp: () => intakeRedis.status === 'ready', queueDepth: () => queueDepth.read() });
-    // The console's queue overview and Bull Board show completion tracking too.
-    const completionQueue = createCompletionQueue({ connection: queueRedis, keys });
-    completionQueue.on(
-      'error',
-      (err) => outage.absorbs(err) || logger.error({ err }, 'completion queue error (HTTP API)'),
-    );
-    lifecycle.onClose('completion queue (HTTP API)', () => completionQueue.close());
-
-    let worker: UploadWorker | undefined;
-    let smtp: SmtpIntake | undefined;
-    // The HTTP API starts first: the sourceEmail links point at it, and readiness answers
-    // while the rest starts and stops.
-    const http: HttpApi = createHttpApi({
-      redis: intakeRedis,
-      keys,
-      ledger,
-      index,
-      failedUploads: createFailedUploads({ queue: uploadQueue, redis: intakeRedis, keys, ledger }),
-      metrics,
+      webhookAttempts: webhookAttempts(webhookSchedule(config.events)),
+      noticeAttempts: noticeAttempts(config),
       logger,
-      readiness: () => readiness(intakeRedis, durability, smtp, worker),
-      token: config.http.token ?? null,
-      publicUrl: config.http.publicUrl ?? null,
-      allowReset: config.http.allowReset,
-      queues: [uploadQueue, completionQueue],
-      // Waits out a Redis restart like a worker's connection; closed with the HTTP API.
-      subscriber: () => createWorkerConnection(redis, outage, 'settled'),
+      outage,
+      user: 'intake and HTTP API',
     });
-    const { url: httpUrl } = await lifecycle.start('http', {
-      start: () => http.start(config.http.host, config.http.port),
-      close: () => http.close(),
-    });
+    lifecycle.onClose('queues', () => queues.close());
 
     const context: RoleContext = {
       config,
@@ -175,22 +171,57 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       redis,
       intakeRedis,
       queueRedis,
+      queues,
       outage,
       durability,
+      connections: createNeededConnections(),
       ...(options.random ? { random: options.random } : {}),
       ...(options.resolver ? { resolver: options.resolver } : {}),
     };
+    if (config.discovery !== undefined) {
+      follower = await startDiscovery(context, role, config.discovery);
+    }
+    let worker: UploadWorker | undefined;
+    let smtp: SmtpIntake | undefined;
+    const httpUrl = await startHttpRole(context, {
+      smtp: () => smtp,
+      worker: () => worker,
+      routes: () => {
+        const { config, table, routed } = currentRouting();
+        return {
+          discovery:
+            config.discovery === undefined
+              ? null
+              : {
+                  organization: config.discovery.organization,
+                  refreshedAt: table === null ? null : new Date(table.refreshedAt).toISOString(),
+                },
+          routes: routed.routes.map((route) => ({
+            address: route.ingestEmail,
+            workspace: route.identifier,
+            ...(route.addressOfDocumentType === undefined
+              ? {}
+              : { documentType: route.addressOfDocumentType }),
+            source: route.source,
+          })),
+        };
+      },
+    });
     // Each role's modules load only in a process that runs it: an SMTP-only daemon never loads
     // the uploader and the parsing API's HTTP client (undici), a worker never smtp-server and
     // the MIME walk.
     if (role === 'all' || role === 'worker') {
       const { startUploadRole } = await import('./roles/upload-role.ts');
-      worker = await startUploadRole(context, workspaces);
+      worker = await startUploadRole(context, workspaces, config.http.publicUrl ?? httpUrl);
     }
     let smtpPort: number | null = null;
     if (role === 'all' || role === 'smtp') {
       const { startIntakeRole } = await import('./roles/intake-role.ts');
-      const started = await startIntakeRole(context, routeTable, config.http.publicUrl ?? httpUrl);
+      const started = await startIntakeRole(
+        context,
+        () => currentRouting().routed.routes,
+        config.http.publicUrl ?? httpUrl,
+      );
       smtp = started.smtp;
       smtpPort = started.port;
     }
@@ -199,7 +230,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       warnUnidentifiable(next.config.workspaces, logger);
       logger.info(
         { workspaces: next.config.workspaces.length },
-        'configuration reloaded: API key, base URL and workspaces; other settings take effect at the next start',
+        'configuration reloaded: API key, base URL, workspaces and the STARTTLS certificate; other settings take effect at the next start',
       );
     });
 
@@ -218,8 +249,87 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
 }
 
+/**
+ * The route table from the service (docs/discovery.md): every instance follows the one in
+ * Redis, read before the listener opens so a restart while the service is away still routes;
+ * a process that uploads also refreshes it from the service, one instance at a time.
+ */
+async function startDiscovery(
+  context: RoleContext,
+  role: Role,
+  discovery: NonNullable<GatewayConfig['discovery']>,
+): Promise<DiscoveryFollower> {
+  const { keys, intakeRedis, logger, lifecycle, metrics } = context;
+  // Often enough that a refresh shows within seconds; the service is read once per `every`.
+  const interval = Math.min(discovery.every, 5000);
+  const follower = createDiscoveryFollower({
+    redis: intakeRedis,
+    key: keys.discoveryTable,
+    organization: discovery.organization,
+    interval,
+    logger,
+  });
+  lifecycle.onClose('discovery', () => follower.close());
+  metrics.observe({
+    discoveryAge: () => {
+      const table = follower.table.current();
+      return table === null ? null : Math.max(0, (Date.now() - table.refreshedAt) / 1000);
+    },
+  });
+  if (role === 'all' || role === 'worker') {
+    const [{ createDiscoveryRefresher }, { createCatalogueClient }] = await Promise.all([
+      import('./intake/discovery-refresher.ts'),
+      import('./parsing-api/organization-catalogue.ts'),
+    ]);
+    const refresher = createDiscoveryRefresher({
+      redis: intakeRedis,
+      tableKey: keys.discoveryTable,
+      lockKey: keys.discoveryLock,
+      // The section as at the start, as every instance's follower reads it: a changed
+      // organization takes effect at the next start, on all of them alike.
+      settings: () => discovery,
+      openClient: () => {
+        const { apiBaseUrl, apiKey, config } = context.settings.current();
+        return createCatalogueClient({
+          baseUrl: apiBaseUrl,
+          apiKey,
+          timeoutMs: config.api.timeout,
+          allowInsecureHttp: config.api.allowInsecureHttp,
+        });
+      },
+      logger,
+    });
+    const log = logger.child({ component: 'discovery' });
+    let running: Promise<void> | undefined;
+    const attempt = () => {
+      running ??= refresher
+        .attempt()
+        .then(async (outcome) => {
+          if (outcome === 'refreshed') await follower.poll();
+        })
+        .catch((err: unknown) =>
+          log.warn({ err: asError(err) }, 'discovery refresh failed; the last good route table stays'),
+        )
+        .finally(() => {
+          running = undefined;
+        });
+      return running;
+    };
+    const timer = setInterval(() => void attempt(), interval);
+    timer.unref();
+    lifecycle.onClose('discovery refresh', async () => {
+      clearInterval(timer);
+      await running;
+    });
+    await attempt();
+  }
+  await follower.poll();
+  follower.start();
+  return follower;
+}
+
 /** Workspaces whose customIdentifier template cannot tell a retry what an earlier attempt uploaded. */
-function warnUnidentifiable(workspaces: readonly WorkspaceConfig[], logger: Logger): void {
+function warnUnidentifiable(workspaces: readonly FileWorkspace[], logger: Logger): void {
   for (const workspace of workspaces) {
     if (identifiesOneUpload(workspace)) continue;
     logger.warn(
@@ -228,63 +338,4 @@ function warnUnidentifiable(workspaces: readonly WorkspaceConfig[], logger: Logg
         'a retry after a lost answer cannot find the earlier document, so it may be uploaded twice',
     );
   }
-}
-
-async function readiness(
-  redis: RedisClient,
-  durability: Durability,
-  smtp: SmtpIntake | undefined,
-  worker: UploadWorker | undefined,
-): Promise<Readiness> {
-  const redisOk = await redis.ping().then(
-    (reply) => reply === 'PONG',
-    () => false,
-  );
-  const smtpOk = smtp ? smtp.listening : null;
-  const workerOk = worker ? worker.running && worker.pausedReason === null : null;
-  return {
-    ready: redisOk && smtpOk !== false && workerOk !== false && (smtpOk === true || workerOk === true),
-    details: {
-      redis: redisOk ? 'ok' : 'unreachable',
-      smtp: smtpOk === null ? 'not in this role' : smtpOk ? 'listening' : 'stopped',
-      worker:
-        workerOk === null ? 'not in this role' : (worker?.pausedReason ?? (workerOk ? 'running' : 'stopped')),
-      durability: {
-        aof: durability.aof,
-        maxmemoryPolicy: durability.maxmemoryPolicy,
-        redisVersion: durability.version,
-        waitAof: durability.waitAof,
-        warnings: durability.warnings,
-      },
-    },
-  };
-}
-
-/**
- * Waits for Redis, then refuses one that may evict accepted mail (DESIGN.md, Durability) and
- * says in the log what a 250 survives.
- */
-async function checkDurability(
-  redis: RedisClient,
-  config: GatewayConfig,
-  logger: Logger,
-): Promise<Durability> {
-  await waitReady(redis);
-  const { durability, refusal } = assessNodes(await readRedisFacts(redis), config.redis);
-  if (refusal) throw new Error(refusal);
-  const { aof, maxmemoryPolicy, version, waitAof } = durability;
-  logger.info({ aof, maxmemoryPolicy, redisVersion: version, waitAof }, 'redis durability');
-  for (const warning of durability.warnings) logger.warn(warning);
-  return durability;
-}
-
-async function waitReady(redis: RedisClient): Promise<void> {
-  if (redis.status === 'ready') return;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('redis did not become ready within 10 s')), 10_000);
-    redis.once('ready', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }

@@ -2,7 +2,7 @@ import { asError } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 /**
- * The one shutdown path of a process (STYLE.md, "Lifecycle"): components register how they
+ * The one shutdown path of a process (docs/architecture.md, "Lifecycle"): components register how they
  * close as they start, and `close()` undoes them in reverse order (SMTP intake before the
  * producer, the workers before Redis), each step once, every step even when one fails,
  * within one deadline.

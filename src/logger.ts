@@ -3,7 +3,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 export type { Logger } from 'pino';
 
 export interface LoggerOptions {
-  /** pino level; default `info`. */
+  /** pino level; default pino's, `info`. */
   level?: string;
   /** Where the JSON lines go; default stdout. Tests pass an in-memory sink. */
   destination?: DestinationStream;
@@ -29,7 +29,7 @@ export const redactedPaths = [
 export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(
     {
-      level: options.level ?? 'info',
+      ...(options.level === undefined ? {} : { level: options.level }),
       redact: { paths: redactedPaths, censor: '[redacted]' },
       base: { service: 'ingest-gateway' },
     },

@@ -2,13 +2,21 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config/load-config.ts';
+import { redactUrl } from './config/redact-config.ts';
 import type { GatewayConfig } from './config/schema.ts';
+import { type FileWatch, watchFiles } from './config/watch-files.ts';
 import { asError } from './errors.ts';
 import { type Gateway, type Role, type RunningSettings, shutdownDeadline, startGateway } from './gateway.ts';
 import { createLifecycle, type Lifecycle } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { type LocalRedis, redisAnswers, redisServerInstalled, startLocalRedis } from './queue/local-redis.ts';
-import { probeCluster, redisTarget } from './queue/redis-connections.ts';
+import { createMetrics } from './metrics.ts';
+import { probeCluster, redisTarget } from './redis/connections.ts';
+import {
+  type LocalRedis,
+  redisAnswers,
+  redisServerInstalled,
+  startLocalRedis,
+} from './redis/local-redis-server.ts';
 
 /**
  * The composition root of `ingest-gateway start`: reads the configuration and the environment,
@@ -31,6 +39,7 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
   const logger = createLogger({ level: config.log.level });
   // Started first, closed last: the private Redis, then the mock API, then the gateway's steps.
   const lifecycle = createLifecycle({ logger, deadline: shutdownDeadline(config) });
+  const metrics = createMetrics();
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'stopping: no new mail is taken, sessions in DATA and uploads in flight finish');
@@ -58,12 +67,47 @@ export async function runDaemon(configPath: string, role: Role): Promise<void> {
     const redisUrl = await resolveRedis(config, logger, lifecycle);
     const { baseUrl, apiKey } = await resolveApi(config, logger, lifecycle);
     let gateway: Gateway | undefined;
-    process.on('SIGHUP', () => {
-      if (!gateway || lifecycle.closing) return;
-      logger.info('SIGHUP: reloading the configuration');
-      void reloadConfiguration(configPath, gateway, { baseUrl, apiKey, mock: config.api.mock }, logger);
+    // One reload at a time, in the order asked: a file event during a SIGHUP's reload follows it.
+    let reloads = Promise.resolve();
+    let watched: { files: readonly string[]; watch: FileWatch } | undefined;
+    const reload = (trigger: ReloadTrigger) => {
+      const running = gateway;
+      if (!running || lifecycle.closing) return;
+      reloads = reloads
+        .then(async () => {
+          if (lifecycle.closing) return;
+          logger.info(trigger, 'reloading the configuration');
+          const api = { baseUrl, apiKey, mock: config.api.mock };
+          const applied = await reloadConfiguration(configPath, running, api, logger);
+          metrics.configReloads.inc({ outcome: applied ? 'applied' : 'refused' });
+          if (applied) await watch(running.settings.current().config);
+        })
+        .catch((err: unknown) => logger.error({ err: asError(err) }, 'the reload failed'));
+    };
+    /** (Re)starts the watch when the files to watch differ from those watched. */
+    const watch = async (current: GatewayConfig) => {
+      const files = watchedFiles(configPath, current, role);
+      if (lifecycle.closing || (watched && sameList(watched.files, files))) return;
+      watched?.watch.close();
+      const onChange = (changed: readonly string[]) => reload({ trigger: 'file changed', files: changed });
+      watched = { files, watch: watchFiles({ files, onChange, logger }) };
+      await watched.watch.ready;
+    };
+    process.on('SIGHUP', () => reload({ trigger: 'SIGHUP' }));
+    gateway = await startGateway({
+      config,
+      role,
+      logger,
+      metrics,
+      redisUrl,
+      apiBaseUrl: baseUrl,
+      apiKey,
+      lifecycle,
     });
-    gateway = await startGateway({ config, role, logger, redisUrl, apiBaseUrl: baseUrl, apiKey, lifecycle });
+    // Registered last, so closed first: no reload starts once the shutdown has begun.
+    lifecycle.onClose('configuration watch', () => watched?.watch.close());
+    // Watching before "ready": a change from then on is seen.
+    await watch(config);
     if (gateway.smtpPort !== null) printFirstSteps(config, gateway.smtpPort, gateway.httpUrl, logger);
   } catch (err) {
     // A signal during the start: the shutdown it began ends the process.
@@ -99,7 +143,7 @@ async function resolveRedis(config: GatewayConfig, logger: Logger, lifecycle: Li
   }
   if (!redisServerInstalled()) {
     throw new Error(
-      `no Redis answers at ${url} and no redis-server is installed to start one: install Redis ` +
+      `no Redis answers at ${redactUrl(url)} and no redis-server is installed to start one: install Redis ` +
         '(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL',
     );
   }
@@ -120,10 +164,7 @@ async function resolveApi(
   }
   const apiKey = config.api.apiKey ?? `mock-${randomBytes(12).toString('hex')}`;
   // Loaded only in mock mode: a gateway that uploads to the service never loads the mock.
-  const [{ createMockApi }, { workspaceSeedsFromConfig }] = await Promise.all([
-    import('./mock-api/create-mock-api.ts'),
-    import('./mock-api/workspace-seed.ts'),
-  ]);
+  const { createMockApi, workspaceSeedsFromConfig } = await import('@ingest-gateway/mock-parsing-api');
   // A long-running mock keeps each upload's metadata, not its bytes, and knows the configured
   // workspaces, so GET /v3/workspaces/{identifier} answers for them.
   const mock = createMockApi({
@@ -152,16 +193,37 @@ async function readApiKey(config: GatewayConfig): Promise<string> {
   return key;
 }
 
+/** What started a reload, as its log line says it. */
+type ReloadTrigger = { trigger: 'SIGHUP' } | { trigger: 'file changed'; files: readonly string[] };
+
 /**
- * SIGHUP: read the configuration (and the key file) again and apply what can change while
- * running. A configuration with problems is refused whole, and the running one stays.
+ * The files whose change reloads the configuration (docs/architecture.md, "Reload"): the
+ * configuration file, the API key file when the key comes from it, and the STARTTLS key and
+ * certificate where this process listens for SMTP.
+ */
+function watchedFiles(configPath: string, config: GatewayConfig, role: Role): string[] {
+  const files = [resolve(configPath)];
+  const { api, smtp } = config;
+  if (!api.mock && !api.apiKey && api.apiKeyFile) files.push(resolve(api.apiKeyFile));
+  if (role !== 'worker' && smtp.tls) files.push(resolve(smtp.tls.key), resolve(smtp.tls.cert));
+  return files;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
+
+/**
+ * SIGHUP or a watched file changed: read the configuration (and the key file) again and
+ * apply what can change while running. A configuration with problems is refused whole, and
+ * the running one stays. Resolves with whether the new one was put in force.
  */
 async function reloadConfiguration(
   configPath: string,
   gateway: Gateway,
   api: { baseUrl: string; apiKey: string; mock: boolean },
   logger: Logger,
-): Promise<void> {
+): Promise<boolean> {
   let next: RunningSettings;
   try {
     const config = await loadConfig({ path: configPath, env: process.env });
@@ -172,13 +234,14 @@ async function reloadConfiguration(
   } catch (err) {
     const problems = err instanceof ConfigError ? err.problems : [asError(err).message];
     logger.error({ problems }, 'configuration not reloaded; the running one stays');
-    return;
+    return false;
   }
   try {
     gateway.settings.replace(next);
   } catch (err) {
     logger.error({ err: asError(err) }, 'configuration reloaded, but a component failed to apply it');
   }
+  return true;
 }
 
 function printFirstSteps(config: GatewayConfig, smtpPort: number, httpUrl: string, logger: Logger): void {
@@ -191,10 +254,4 @@ function printFirstSteps(config: GatewayConfig, smtpPort: number, httpUrl: strin
     },
     'ready: send a test mail',
   );
-}
-
-function redactUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
 }

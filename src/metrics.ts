@@ -12,7 +12,7 @@ export type RefusalStage = 'connect' | 'mail' | 'rcpt' | 'data' | 'session';
 /** A RefusalCode in lower snake case, or `internal` for a failure answered 451 4.3.0. */
 export type RefusalReason = Lowercase<RefusalCode> | 'internal';
 
-export const rateLimitKinds = ['connection', 'message_ip', 'message_sender'] as const;
+export const rateLimitKinds = ['connection', 'message_ip', 'message_sender', 'refused_recipients'] as const;
 export type RateLimitKind = (typeof rateLimitKinds)[number];
 
 /** The verdict sender authentication came to for one message (sender-policy.ts). */
@@ -28,6 +28,9 @@ export const skippedAttachmentKinds = [
   'pointer',
   'container',
   'oversized',
+  'encrypted_pdf',
+  'encrypted_smime',
+  'signature',
 ] as const;
 export type AttachmentOutcome = 'queued' | `skipped_${(typeof skippedAttachmentKinds)[number]}`;
 
@@ -37,6 +40,21 @@ export type DocumentOutcome = (typeof documentOutcomes)[number];
 
 export const queueStates = ['waiting', 'active', 'delayed', 'failed'] as const;
 export type QueueState = (typeof queueStates)[number];
+
+/** What a configuration reload came to: put in force, or refused (the running one stays). */
+export const configReloadOutcomes = ['applied', 'refused'] as const;
+export type ConfigReloadOutcome = (typeof configReloadOutcomes)[number];
+
+/** What one webhook delivery attempt came to: a 2xx, another try later, or given up. */
+export const webhookDeliveryOutcomes = ['delivered', 'retry', 'failed'] as const;
+export type WebhookDeliveryOutcome = (typeof webhookDeliveryOutcomes)[number];
+
+/**
+ * What one sender notice came to: taken by the relay, tried again later, given up, held back
+ * by a rule (RFC 3834, backscatter) where a workspace asked for it, or over the sender's hourly share.
+ */
+export const senderNoticeOutcomes = ['sent', 'retry', 'failed', 'suppressed', 'rate_limited'] as const;
+export type SenderNoticeOutcome = (typeof senderNoticeOutcomes)[number];
 
 /** Why the upload workers stopped taking jobs (upload-worker.ts). */
 export type UploadsPausedReason = 'api_key_refused';
@@ -61,6 +79,11 @@ export interface ScrapeSources {
   redisUp?: () => boolean;
   /** Why uploads are paused, or null; absent in a role without upload workers. */
   uploadsPaused?: () => UploadsPausedReason | null;
+  /**
+   * Seconds since the route table from the service was last read whole; null while there is
+   * none; absent without `discovery`.
+   */
+  discoveryAge?: () => number | null;
 }
 
 export interface GatewayMetrics {
@@ -73,7 +96,14 @@ export interface GatewayMetrics {
   documents: Counting<{ outcome: DocumentOutcome }>;
   uploads: Counter<'outcome'>;
   uploadSeconds: Histogram;
-  /** Adds sources for the scrape-time gauges (queue depth, Redis, paused uploads). */
+  configReloads: Counting<{ outcome: ConfigReloadOutcome }>;
+  webhookDeliveries: Counting<{ outcome: WebhookDeliveryOutcome }>;
+  senderNotices: Counting<{ outcome: SenderNoticeOutcome }>;
+  /** Messages scanned, by scanner (clamav, rspamd) and verdict (README, "Scanning for malware and spam"). */
+  scans: Counter<'scanner' | 'verdict'>;
+  /** How long a scanner kept the reply waiting after the message's last byte. */
+  scanSeconds: Histogram<'scanner'>;
+  /** Adds sources for the scrape-time gauges (queue depth, Redis, paused uploads, discovery age). */
   observe(sources: ScrapeSources): void;
 }
 
@@ -83,9 +113,21 @@ export function refusalReason(error: unknown): RefusalReason {
   return error instanceof RefusalError ? (error.code.toLowerCase() as Lowercase<RefusalCode>) : 'internal';
 }
 
+/**
+ * prom-client defaults that are gauges named like counters, which `promtool check metrics`
+ * refuses (and PromQL's rate() would misread). Nothing is lost without them: the gauges of the
+ * same name without `_total` (ingest_gateway_nodejs_active_handles, …) count the same by type.
+ */
+const counterNamedGauges = [
+  'ingest_gateway_nodejs_active_handles_total',
+  'ingest_gateway_nodejs_active_requests_total',
+  'ingest_gateway_nodejs_active_resources_total',
+];
+
 export function createMetrics(): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'ingest_gateway_' });
+  for (const name of counterNamedGauges) registry.removeSingleMetric(name);
   const sources: ScrapeSources = {};
   const registers = [registry];
 
@@ -146,6 +188,17 @@ export function createMetrics(): GatewayMetrics {
     },
   });
 
+  new Gauge({
+    name: 'ingest_gateway_discovery_age_seconds',
+    help: 'Seconds since the route table from the parsing service (discovery) was last read whole; NaN while there is none',
+    registers,
+    collect() {
+      this.reset();
+      if (!sources.discoveryAge) return;
+      this.set(sources.discoveryAge() ?? Number.NaN);
+    },
+  });
+
   return {
     registry,
     smtpMessages: new Counter({
@@ -162,7 +215,7 @@ export function createMetrics(): GatewayMetrics {
     }),
     rateLimited: counter(
       'ingest_gateway_rate_limited_total',
-      'Clients refused by smtp.rateLimit, by kind: connection (421 at connect), message_ip or message_sender (450 at MAIL)',
+      'Clients refused by smtp.rateLimit, by kind: connection (421 at connect), message_ip or message_sender (450 at MAIL), refused_recipients (421 at RCPT, smtp.maxRefusedRecipients)',
       'kind',
       rateLimitKinds,
     ),
@@ -194,6 +247,37 @@ export function createMetrics(): GatewayMetrics {
       name: 'ingest_gateway_upload_seconds',
       help: 'Duration of one POST /v3/documents, in seconds',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    configReloads: counter(
+      'ingest_gateway_config_reloads_total',
+      'Configuration reloads (SIGHUP or a watched file changed), by outcome: applied, or refused (the running configuration stays)',
+      'outcome',
+      configReloadOutcomes,
+    ),
+    webhookDeliveries: counter(
+      'ingest_gateway_webhook_deliveries_total',
+      'Webhook delivery attempts, by outcome: delivered (a 2xx), retry (tried again later), failed (given up)',
+      'outcome',
+      webhookDeliveryOutcomes,
+    ),
+    senderNotices: counter(
+      'ingest_gateway_sender_notices_total',
+      'Notices to senders, by outcome: sent (the relay took it), retry (tried again later), failed (given up), suppressed (a loop or backscatter rule held it back), rate_limited (the sender had its hourly share)',
+      'outcome',
+      senderNoticeOutcomes,
+    ),
+    scans: new Counter({
+      name: 'ingest_gateway_scans_total',
+      help: 'Messages scanned, by scanner (clamav, rspamd) and verdict (clamav: clean, infected, too_large, unscanned; rspamd: its action, or unscanned)',
+      labelNames: ['scanner', 'verdict'],
+      registers,
+    }),
+    scanSeconds: new Histogram({
+      name: 'ingest_gateway_scan_seconds',
+      help: "Seconds a scanner kept the reply waiting after the message's last byte, by scanner",
+      labelNames: ['scanner'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     }),
     observe(added) {

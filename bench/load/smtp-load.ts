@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { dataPayload, SmtpSession } from '../../test/support/smtp-session.ts';
+import { dataPayload, SmtpSession } from '../../harness/smtp-session.ts';
 import { BENCH_RECIPIENT, numberedRecipient } from '../bench-config.ts';
 import { canPin } from '../measure/process-stats.ts';
 

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { promisify } from 'node:util';
+import { type ProcessCounters, parseProcStat } from '../../harness/proc-stat.ts';
 
 const run = promisify(execFile);
 
@@ -11,29 +12,11 @@ const run = promisify(execFile);
  * of the process (libuv's pool, V8's GC helpers), as the kernel accounts them.
  */
 
-/** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ; 100 on Linux). */
-const TICKS_PER_SECOND = 100;
-
-export interface ProcessCounters {
-  /** CPU time in user mode so far, ms. */
-  userMs: number;
-  /**
-   * CPU time in the kernel so far, ms. A redis-server's is mostly giving it the memory it
-   * stores into (its page faults) and taking its AOF's appends into the page cache.
-   */
-  systemMs: number;
-  /** Page faults so far that needed no disk read: each maps a page of memory touched first. */
-  minorFaults: number;
-}
+export type { ProcessCounters };
 
 /** CPU time (user and kernel) and minor page faults of the process so far. */
 export async function processCounters(pid: number): Promise<ProcessCounters> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) may hold spaces; the fields after its ")" are fixed.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // minflt, utime and stime are fields 10, 14 and 15, i.e. 7, 11 and 12 after the state (field 3).
-  const ms = (ticks: string | undefined) => (Number(ticks) * 1000) / TICKS_PER_SECOND;
-  return { userMs: ms(fields[11]), systemMs: ms(fields[12]), minorFaults: Number(fields[7]) };
+  return parseProcStat(await readFile(`/proc/${pid}/stat`, 'utf8'));
 }
 
 export interface Memory {

@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { startDaemon } from '../../test/support/daemon-process.ts';
-import { startRedis, type TestRedis } from '../../test/support/redis-server.ts';
+import { startDaemon } from '../../harness/daemon-process.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
 import { type BenchConfigOptions, benchConfigFile } from '../bench-config.ts';
 import type { BenchServer } from './bench-server.ts';
 
 /**
  * The gateway as the benchmark runs it: `ingest-gateway start --role <role>` in its own
  * process, built to JavaScript as the image runs it (dist/cli.js, built afresh once per
- * benchmark run), on a redis-server of its own (AOF, fsync every second, as DESIGN.md asks of
+ * benchmark run), on a redis-server of its own (AOF, fsync every second, as the README asks of
  * production), with the generated bench configuration.
  */
 export interface GatewayUnderBench extends BenchServer {
@@ -48,7 +48,7 @@ export async function redisServerPid(client: Redis): Promise<number> {
   return Number(/process_id:(\d+)/.exec(await client.info('server'))?.[1] ?? 0);
 }
 
-/** A private redis-server with the durability DESIGN.md asks for. */
+/** A private redis-server with the durability production needs (AOF, noeviction). */
 export function startBenchRedis(): Promise<TestRedis> {
   return startRedis({
     config: {

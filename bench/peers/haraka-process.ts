@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { freeLoopbackPort } from '../../src/queue/local-redis.ts';
+import { freeLoopbackPort } from '../../src/redis/local-redis-server.ts';
 import type { BenchServer } from './bench-server.ts';
 
 const run = promisify(execFile);

@@ -17,6 +17,10 @@ export interface SlowMockApi {
   arrivals(): Promise<number[]>;
   /** How long the mock took to answer an upload, on average: the latency and its own work, ms. */
   meanAnswerMs(): Promise<number>;
+  /** An outage begins: every /v3 request is answered 503 until heal(). */
+  fail(): Promise<void>;
+  /** The outage ends; resolves with when, on the clock of arrivals(). */
+  heal(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -53,6 +57,12 @@ export async function startSlowMockApi(latencyMs: number): Promise<SlowMockApi> 
     },
     async meanAnswerMs() {
       return Number((await ask('answers')).meanMs);
+    },
+    async fail() {
+      await ask('fail');
+    },
+    async heal() {
+      return Number((await ask('heal')).healedAt);
     },
     async close() {
       if (child.exitCode === null) stdin.end('close\n');

@@ -8,14 +8,16 @@
  *   wait N         → {"reached": N} once N uploads have arrived in all
  *   arrivals       → {"arrivals": [ms, ...]} performance.now() of each upload, in order
  *   answers        → {"meanMs": ms} from each upload's request head to its answer's last byte
+ *   fail           → {"failing": true} from now on every /v3 request gets 503: an outage
+ *   heal           → {"healedAt": ms} the outage ends (performance.now(), as the arrivals)
  *   close (or EOF) → closes and exits
  */
 import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
+import { createMockApi } from '@ingest-gateway/mock-parsing-api';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi } from '../../src/mock-api/create-mock-api.ts';
 
 const [latencyMs, apiKey] = [Number(process.argv[2]), process.argv[3] ?? ''];
 const mock = createMockApi({
@@ -27,7 +29,8 @@ const mock = createMockApi({
   retainFileBytes: false,
 });
 const { url } = await mock.start({ host: '127.0.0.1', port: 0 });
-mock.enqueueFault({ latencyMs, times: 'always' });
+const answerNormally = () => mock.enqueueFault({ latencyMs, times: 'always' });
+answerNormally();
 const arrivals: number[] = [];
 // How long the mock took to answer an upload: the latency plus its own reading of the form.
 const requestStarts = new WeakMap<ServerResponse, number>();
@@ -55,6 +58,14 @@ for await (const line of createInterface({ input: process.stdin })) {
     say({ arrivals });
   } else if (command === 'answers') {
     say({ meanMs: answerMs.reduce((sum, ms) => sum + ms, 0) / answerMs.length });
+  } else if (command === 'fail') {
+    mock.clearFaults();
+    mock.enqueueFault({ status: 503, method: '*', path: '/v3', latencyMs, times: 'always' });
+    say({ failing: true });
+  } else if (command === 'heal') {
+    mock.clearFaults();
+    answerNormally();
+    say({ healedAt: performance.now() });
   } else if (command === 'close') {
     break;
   }

@@ -4,10 +4,12 @@ import { z } from 'zod/mini';
 /**
  * `ingest-gateway send --wait`: reads the gateway's record of the message it queued
  * (GET {http}/v1/messages/{id}) until every attachment is in a final state, so the sender
- * learns the document identifiers the service gave, or why there are none.
+ * learns the document identifiers the service gave, or why there are none. When the
+ * workspace tracks completion, an uploaded document is waited for until its parse outcome
+ * is known (`completion` no longer `polling`).
  */
 
-/** The states after which an attachment changes no more (DESIGN.md, message record). */
+/** The states after which an attachment changes no more (the README's record: `state`). */
 const finalStates = new Set(['uploaded', 'rejected', 'failed', 'skipped']);
 
 /** Between two reads of the record: uploads take a second or more, so this costs little wait. */
@@ -22,6 +24,7 @@ const recordSchema = z.object({
       state: z.string(),
       reason: z.nullable(z.string()),
       documentIdentifier: z.nullable(z.string()),
+      completion: z.optional(z.nullable(z.object({ state: z.string(), reason: z.nullable(z.string()) }))),
     }),
   ),
 });
@@ -53,7 +56,9 @@ export async function awaitDocuments(options: AwaitDocumentsOptions): Promise<Aw
   const deadline = Date.now() + options.timeoutMs;
   for (;;) {
     const attachments = await readAttachments(url, options.token);
-    const settled = attachments.every((attachment) => finalStates.has(attachment.state));
+    const settled = attachments.every(
+      (attachment) => finalStates.has(attachment.state) && attachment.completion?.state !== 'polling',
+    );
     if (settled || Date.now() + pollIntervalMs > deadline) return { settled, attachments };
     await sleep(pollIntervalMs);
   }
@@ -79,4 +84,15 @@ async function readAttachments(url: string, token: string | undefined): Promise<
   const parsed = recordSchema.safeParse(await response.json().catch(() => undefined));
   if (!parsed.success) throw new RecordUnavailableError(`${url} did not answer with a message record`);
   return parsed.data.attachments;
+}
+
+/**
+ * What became of an attachment, in one word: its state, or once completion tracking knows
+ * it, `parsed` or `parse_failed`; while that is still awaited, `uploaded`.
+ */
+export function outcomeWord(attachment: AttachmentOutcome): string {
+  const completion = attachment.completion?.state;
+  if (completion === 'ready') return 'parsed';
+  if (completion === 'failed') return 'parse_failed';
+  return attachment.state;
 }

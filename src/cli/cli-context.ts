@@ -26,7 +26,7 @@ export interface CommandContext extends CliContext {
   finish(exitCode: number): void;
 }
 
-/** The configuration file when --config is not given (DESIGN.md, command line). */
+/** The configuration file when --config is not given (README, "Commands"). */
 export const DEFAULT_CONFIG = 'config/gateway.yaml';
 
 /** Exit codes, as for the workspace commands (command-io.ts): 0 done, 1 refused or failed. */

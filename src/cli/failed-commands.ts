@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { FailedCommand } from '../admin/failed-command.ts';
 import { type CommandContext, USAGE_ERROR } from './cli-context.ts';
 import { configOption } from './config-option.ts';
+import type { FailedCommand } from './failed/failed-command.ts';
 import { createProgress } from './progress.ts';
 
 /** `ingest-gateway failed list|retry`: the uploads that ended `failed`, and putting them back. */
@@ -44,8 +44,8 @@ export function registerFailedCommands(program: Command, context: CommandContext
       await Promise.all([
         import('../config/load-config.ts'),
         import('../logger.ts'),
-        import('../admin/open-failed-uploads.ts'),
-        import('../admin/failed-command.ts'),
+        import('./failed/open-failed-uploads.ts'),
+        import('./failed/failed-command.ts'),
       ]);
     const config = await loadConfig({ path: configPath, env: context.env }).catch((caught: unknown) => {
       if (!(caught instanceof ConfigError)) throw caught;

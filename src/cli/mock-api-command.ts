@@ -1,5 +1,5 @@
+import type { MockFixture } from '@ingest-gateway/mock-parsing-api';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { WorkspaceSeed } from '../mock-api/workspace-seed.ts';
 import { type CommandContext, EXIT_OK, USAGE_ERROR } from './cli-context.ts';
 import { configOption } from './config-option.ts';
 import { existingFile, portNumber, wholeNumber } from './option-parsers.ts';
@@ -17,7 +17,11 @@ interface MockApiOptions {
   listPageSize?: number;
 }
 
-/** `ingest-gateway mock-api`: the fake parsing API alone, until SIGTERM or SIGINT. */
+/**
+ * `ingest-gateway mock-api`: the fake parsing API (packages/mock-parsing-api) alone, until
+ * SIGTERM or SIGINT. Its own `mock-parsing-api` command does the same; this one can also
+ * serve the workspaces of a gateway configuration (--config).
+ */
 export function registerMockApiCommand(program: Command, context: CommandContext): void {
   program
     .command('mock-api')
@@ -26,7 +30,11 @@ export function registerMockApiCommand(program: Command, context: CommandContext
     .option('--host <H>', 'interface to listen on', '127.0.0.1')
     .option('--port <N>', 'TCP port; 0 picks a free one', portNumber, 8026)
     .option('--api-key <KEY>', 'the key clients must send (default: PARSER_API_KEY)')
-    .option('--workspaces <FILE>', 'seed the workspaces from this fixture (YAML)', existingFile)
+    .option(
+      '--workspaces <FILE>',
+      'seed the workspaces (and documentTypes) from this fixture (YAML)',
+      existingFile,
+    )
     .addOption(configOption(null))
     .option('--organization <ID>', "the workspaces' organization identifier and name")
     .option(
@@ -53,24 +61,27 @@ export function registerMockApiCommand(program: Command, context: CommandContext
       const apiKey = options.apiKey ?? context.env.PARSER_API_KEY;
       if (!apiKey)
         command.error('error: give the key clients must send: --api-key KEY or PARSER_API_KEY', USAGE_ERROR);
-      const [{ ConfigError }, { createLogger }, { createMockApi }, { WorkspaceFixtureError }] =
-        await Promise.all([
+      const [{ ConfigError }, { createLogger }, { createMockApi, WorkspaceFixtureError }] = await Promise.all(
+        [
           import('../config/load-config.ts'),
           import('../logger.ts'),
-          import('../mock-api/create-mock-api.ts'),
-          import('../mock-api/workspace-seed.ts'),
-        ]);
-      const workspaces = await mockWorkspaces(options, context).catch((caught: unknown) => {
+          import('@ingest-gateway/mock-parsing-api'),
+        ],
+      );
+      const { workspaces, documentTypes } = await mockCatalogue(options, context).catch((caught: unknown) => {
         if (!(caught instanceof ConfigError || caught instanceof WorkspaceFixtureError)) throw caught;
         return command.error(`error: ${caught.message}`, USAGE_ERROR);
       });
       const resthookSignatureKey = options.resthookSignatureKey ?? context.env.MOCK_RESTHOOK_SIGNATURE_KEY;
-      const logger = createLogger({ level: context.env.LOG_LEVEL ?? 'info' });
+      const logger = createLogger(
+        context.env.LOG_LEVEL === undefined ? {} : { level: context.env.LOG_LEVEL },
+      );
       const mock = createMockApi({
         apiKey,
         logger,
         retainFileBytes: false,
         workspaces,
+        documentTypes,
         processingMs: options.processingMs,
         documentList: { items: options.listItems, pageSize: options.listPageSize ?? null },
         ...(resthookSignatureKey ? { resthookSignatureKey } : {}),
@@ -86,17 +97,28 @@ export function registerMockApiCommand(program: Command, context: CommandContext
     });
 }
 
-/** The mock's workspaces: a fixture's, then those of a gateway configuration the fixture lacks. */
-async function mockWorkspaces(options: MockApiOptions, context: CommandContext): Promise<WorkspaceSeed[]> {
-  const [{ loadConfig }, { combineSeeds, loadWorkspaceFixture, workspaceSeedsFromConfig }] =
-    await Promise.all([import('../config/load-config.ts'), import('../mock-api/workspace-seed.ts')]);
-  const seeds = options.workspaces === undefined ? [] : await loadWorkspaceFixture(options.workspaces);
-  if (options.config === undefined) return seeds;
+/**
+ * The mock's workspaces (a fixture's, then those of a gateway configuration the fixture lacks)
+ * and the fixture's document types.
+ */
+async function mockCatalogue(options: MockApiOptions, context: CommandContext): Promise<MockFixture> {
+  const [{ loadConfig }, { combineSeeds, loadFixture, workspaceSeedsFromConfig }] = await Promise.all([
+    import('../config/load-config.ts'),
+    import('@ingest-gateway/mock-parsing-api'),
+  ]);
+  const fixture: MockFixture =
+    options.workspaces === undefined
+      ? { workspaces: [], documentTypes: [] }
+      : await loadFixture(options.workspaces);
+  if (options.config === undefined) return fixture;
   const config = await loadConfig({ path: options.config, env: context.env });
-  return combineSeeds(seeds, workspaceSeedsFromConfig(config.workspaces));
+  return {
+    ...fixture,
+    workspaces: combineSeeds(fixture.workspaces, workspaceSeedsFromConfig(config.workspaces)),
+  };
 }
 
-/** 1 to 1000, the mock's bounds for a page (document-list-settings.ts). */
+/** 1 to 1000, the mock's bounds for a page. */
 function pageSize(text: string): number {
   const size = wholeNumber(text);
   if (size < 1 || size > 1000) throw new InvalidArgumentError('must be 1 to 1000');

@@ -1,4 +1,4 @@
-import type { Output } from '../workspace/command-io.ts';
+import type { Output } from './workspace/command-io.ts';
 
 /**
  * How far a long operation is (`failed retry --all`, `workspace sync` over many workspaces),

@@ -2,7 +2,9 @@ import { Command, CommanderError } from 'commander';
 import { type CliContext, EXIT_OK, EXIT_USAGE } from './cli-context.ts';
 import { registerFailedCommands } from './failed-commands.ts';
 import { registerGatewayCommands } from './gateway-commands.ts';
+import { registerHeldCommands } from './held-commands.ts';
 import { registerMockApiCommand } from './mock-api-command.ts';
+import { registerReplayCommand } from './replay-command.ts';
 import { registerSendCommand } from './send-command.ts';
 import { registerWorkspaceCommands } from './workspace-commands.ts';
 
@@ -38,7 +40,9 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
   registerGatewayCommands(program, commandContext);
   registerMockApiCommand(program, commandContext);
   registerSendCommand(program, commandContext);
+  registerReplayCommand(program, commandContext);
   registerFailedCommands(program, commandContext);
+  registerHeldCommands(program, commandContext);
   registerWorkspaceCommands(program, commandContext);
   try {
     await program.parseAsync([...argv], { from: 'user' });

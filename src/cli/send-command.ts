@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AttachmentOutcome } from './await-documents.ts';
 import { type CommandContext, EXIT_FAILED, EXIT_OK, USAGE_ERROR } from './cli-context.ts';
 import { configOption } from './config-option.ts';
+import { defaultHttpUrl, gatewayHttp } from './gateway-http.ts';
 import { collect, existingFile, httpUrl, positiveSeconds, serverAddress } from './option-parsers.ts';
 import { composeTestMail, type HeaderField, parseHeaderField, queueIdOf } from './test-mail.ts';
 
@@ -26,8 +27,6 @@ interface SendOptions {
 type GivenOptions = Omit<SendOptions, 'server' | 'from' | 'to'> &
   Partial<Pick<SendOptions, 'server' | 'from' | 'to'>>;
 
-/** Where the gateway's HTTP API listens by default (http.host, http.port). */
-const defaultHttpUrl = 'http://127.0.0.1:8025';
 /** How long --wait waits when given no number: a few uploads to a responsive service. */
 const defaultWaitSeconds = '60';
 
@@ -69,9 +68,10 @@ export function registerSendCommand(program: Command, context: CommandContext): 
       [
         '',
         'Prints the reply and the queue id from it. With --wait, reads GET {http}/v1/messages/{id}',
-        'until every attachment is uploaded, rejected, failed or skipped, with HTTP_TOKEN as the',
-        'bearer token when set. Exit code 1 when the mail or a recipient is refused, when a',
-        'document is rejected or failed, or when the wait times out.',
+        'until every attachment is uploaded, rejected, failed or skipped (and, where the workspace',
+        'tracks completion, parsed or parse_failed), with HTTP_TOKEN as the bearer token when set.',
+        'Exit code 1 when the mail or a recipient is refused, when a document is rejected, failed',
+        'or parse_failed, or when the wait times out.',
       ].join('\n'),
     )
     .action(async (options: GivenOptions, command: Command) => {
@@ -100,8 +100,8 @@ function headerField(text: string): HeaderField {
 async function send(options: SendOptions, command: Command, context: CommandContext): Promise<number> {
   const { stdout, stderr } = context;
   // The HTTP API is resolved first: a bad --config is a usage error, found before anything is sent.
-  const http = options.wait === undefined ? undefined : await httpApi(options, command, context);
-  const [{ createTransport }, { awaitDocuments, RecordUnavailableError }] = await Promise.all([
+  const http = options.wait === undefined ? undefined : await gatewayHttp(options, command, context);
+  const [{ createTransport }, { awaitDocuments, outcomeWord, RecordUnavailableError }] = await Promise.all([
     import('nodemailer'),
     import('./await-documents.ts'),
   ]);
@@ -147,7 +147,7 @@ async function send(options: SendOptions, command: Command, context: CommandCont
   }
   try {
     const waited = await awaitDocuments({ ...http, queueId, timeoutMs: (options.wait ?? 0) * 1000 });
-    stdout.write(formatOutcomes(waited.attachments));
+    stdout.write(formatOutcomes(waited.attachments, outcomeWord));
     if (!waited.settled) {
       stderr.write(`--wait: not every document was done after ${options.wait} s\n`);
       return EXIT_FAILED;
@@ -161,29 +161,6 @@ async function send(options: SendOptions, command: Command, context: CommandCont
   }
 }
 
-/** --http, else the http section of --config (its publicUrl, else host and port), else the default. */
-async function httpApi(
-  options: SendOptions,
-  command: Command,
-  context: CommandContext,
-): Promise<{ httpUrl: string; token: string | undefined }> {
-  const envToken = context.env.HTTP_TOKEN || undefined;
-  if (options.http !== undefined || options.config === undefined) {
-    return { httpUrl: options.http ?? defaultHttpUrl, token: envToken };
-  }
-  const { ConfigError, loadConfig } = await import('../config/load-config.ts');
-  try {
-    const { http } = await loadConfig({ path: options.config, env: context.env });
-    // A wildcard listen address is reached on loopback from this machine.
-    const host = http.host === '0.0.0.0' ? '127.0.0.1' : http.host === '::' ? '::1' : http.host;
-    const listening = `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
-    return { httpUrl: (http.publicUrl ?? listening).replace(/\/$/, ''), token: http.token ?? envToken };
-  } catch (caught) {
-    if (!(caught instanceof ConfigError)) throw caught;
-    return command.error(`error: ${options.config}: ${caught.problems.join('; ')}`, USAGE_ERROR);
-  }
-}
-
 /** An SMTP refusal is printed as the server's reply; a TLS failure says what to do about it. */
 function describeSendError(caught: unknown): string {
   if (!(caught instanceof Error)) return String(caught);
@@ -194,10 +171,13 @@ function describeSendError(caught: unknown): string {
     : caught.message;
 }
 
-function formatOutcomes(attachments: readonly AttachmentOutcome[]): string {
+function formatOutcomes(
+  attachments: readonly AttachmentOutcome[],
+  word: (attachment: AttachmentOutcome) => string,
+): string {
   const rows = attachments.map((attachment) =>
     [
-      attachment.state,
+      word(attachment),
       attachment.fileName,
       attachment.workspace ?? '-',
       attachment.documentIdentifier ?? attachment.reason ?? '-',

@@ -59,7 +59,7 @@ export function composeTestMail(options: TestMailOptions): SendMailOptions {
   };
 }
 
-/** The gateway's queue id in its 250 reply (`250 2.0.0 queued as ID`, DESIGN.md); null for another server's. */
+/** The gateway's queue id in its 250 reply (`250 2.0.0 queued as ID`); null for another server's. */
 export function queueIdOf(reply: string): string | null {
   return /\bqueued as ([0-9a-z]{1,64})\b/.exec(reply)?.[1] ?? null;
 }

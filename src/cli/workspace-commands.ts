@@ -1,8 +1,8 @@
 import { type Command, Option } from 'commander';
-import { UPDATE_OPTION_NAMES, type UpdateOptionValues } from '../workspace/update-options.ts';
 import { type CommandContext, DEFAULT_CONFIG } from './cli-context.ts';
 import { existingFile } from './option-parsers.ts';
 import { createProgress } from './progress.ts';
+import { UPDATE_OPTION_NAMES, type UpdateOptionValues } from './workspace/update-options.ts';
 
 type WorkspaceOptions = { config?: string; write?: boolean } & UpdateOptionValues;
 
@@ -74,7 +74,7 @@ export function registerWorkspaceCommands(program: Command, context: CommandCont
     values: WorkspaceOptions,
     onProgress?: (done: number, total: number) => void,
   ): Promise<void> {
-    const { runWorkspaceCommand } = await import('../workspace/run-workspace-command.ts');
+    const { runWorkspaceCommand } = await import('./workspace/run-workspace-command.ts');
     const exitCode = await runWorkspaceCommand({
       positionals,
       values,

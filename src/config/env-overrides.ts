@@ -1,7 +1,7 @@
 import type { Env } from './interpolate-env.ts';
 
 /**
- * Environment variables that override one key of the file (DESIGN.md, "Configuration"), so
+ * Environment variables that override one key of the file (README, "Configuration"), so
  * a container or a CI job changes a port or an address without its own copy of the file.
  */
 interface Override {

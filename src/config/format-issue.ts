@@ -1,5 +1,6 @@
 import type { z } from 'zod/mini';
 import { englishIssueMessages } from '../english-issues.ts';
+import { redactUrl } from './redact-config.ts';
 
 /**
  * How a validation issue reads in `check-config`: one `path: message` line per problem,
@@ -56,8 +57,8 @@ export function configErrorMap(issue: RawIssue): ReturnType<typeof englishIssueM
   }
 }
 
-/** Keys whose values are secrets (the parsing API key, the HTTP API token). */
-const secretKeys = new Set(['apiKey', 'token']);
+/** Keys whose values are secrets (the parsing API key, the HTTP API token, a webhook's secret). */
+const secretKeys = new Set(['apiKey', 'token', 'secret']);
 
 function article(expected: string): string {
   return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
@@ -67,7 +68,8 @@ function describe(input: unknown): string {
   if (input === null) return 'null';
   if (Array.isArray(input)) return 'a list';
   if (typeof input === 'object') return 'a mapping';
-  if (typeof input === 'string') return `the string ${JSON.stringify(input)}`;
+  // A URL in the wrong place (`redis: redis://user:secret@host`) is shown without its password.
+  if (typeof input === 'string') return `the string ${JSON.stringify(redactUrl(input))}`;
   return `${typeof input} ${String(input)}`;
 }
 

@@ -8,14 +8,18 @@ import {
   port,
   redisUrl,
 } from '../config-fields.ts';
+import { discoverySettingsSchema } from '../intake/discovery-settings-schema.ts';
+import { noticeIssues, noticeSettingsSchema } from '../notices/notice-settings-schema.ts';
 import { isLoopbackHost, plainHttpRefusal } from '../parsing-api/base-url-policy.ts';
+import { scanSettingsSchema, scanWorkspaceIssues } from '../scan/scan-settings-schema.ts';
 import { authSettingsSchema, dnsSettingsSchema } from '../sender/sender-settings-schema.ts';
 import { smtpSettingsSchema } from '../smtp/smtp-settings-schema.ts';
 import { uploadSettingsSchema } from '../uploader/upload-settings-schema.ts';
+import { eventSettingsSchema } from '../webhooks/webhook-settings-schema.ts';
 import { workspacesSchema } from './workspace-schema.ts';
 
 /**
- * The gateway's configuration (DESIGN.md, "Contract › Configuration"). Every object is
+ * The gateway's configuration (README, "Configuration"). Every object is
  * strict, so a misspelt key is a problem rather than a silently ignored setting. The schema
  * is pure: no defaults from the machine or the environment (load-config.ts applies those).
  */
@@ -102,6 +106,21 @@ const retentionSchema = z.strictObject({
    * receipt; default 2592000 (30 days). An upload still pending then fails for want of its blob.
    */
   messages: z._default(integer(3600, 10 * 365 * 86_400), 30 * 86_400),
+  /**
+   * Seconds a held message is kept after receipt unless it is released (then retention.messages
+   * applies from the release), at most retention.messages; default 1209600 (14 days).
+   * Unreleased, it expires: discarded.
+   */
+  held: z._default(integer(3600, 10 * 365 * 86_400), 14 * 86_400),
+  /**
+   * Seconds an entry of the refusal log (GET /v1/refusals) is kept; default 604800 (7 days).
+   */
+  refusals: z._default(integer(3600, 365 * 86_400), 7 * 86_400),
+  /**
+   * Entries the refusal log keeps at most, whatever their age; default 20000. Past it the
+   * oldest go first, so a flood of refusals cannot fill Redis (each entry is at most about 1.5 KB).
+   */
+  maxRefusals: z._default(integer(100, 1_000_000), 20_000),
   /** Seconds a completed upload job is kept (it makes a repeated job recognisable); default 604800 (7 days). */
   completedJobs: z._default(integer(60, 365 * 86_400), 7 * 86_400),
   /** Seconds a failed upload job is kept for `failed list` / `failed retry`; default 2592000 (30 days). */
@@ -131,7 +150,7 @@ const apiSchema = z
   })
   .check(
     z.superRefine((api, ctx) => {
-      // Mock mode is never implied (DESIGN.md): a forgotten baseUrl must not quietly go nowhere.
+      // Mock mode is never implied: a forgotten baseUrl must not quietly go nowhere.
       if (!api.mock && api.baseUrl === undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -195,24 +214,91 @@ const httpSection = httpSchema.check(
  * The whole file. Sections default to `{}` (prefault) so their own defaults apply when a
  * section is left out; `workspaces` has no default.
  */
-export const gatewayConfigSchema = z.strictObject({
-  smtp: z.prefault(smtpSettingsSchema, {}),
-  redis: z.prefault(redisSection, {}),
-  retention: z.prefault(retentionSchema, {}),
-  api: z.prefault(apiSchema, {}),
-  upload: z.prefault(uploadSettingsSchema, {}),
-  http: z.prefault(httpSection, {}),
-  log: z.prefault(logSchema, {}),
-  /** Sender authentication: the default mode and the trusted ARC sealers (src/sender/sender-settings-schema.ts). */
-  auth: z.prefault(authSettingsSchema, {}),
-  /** The DNS resolver of sender authentication (src/sender/sender-settings-schema.ts). */
-  dns: z.prefault(dnsSettingsSchema, {}),
-  workspaces: workspacesSchema,
-});
+export const gatewayConfigSchema = z
+  .strictObject({
+    smtp: z.prefault(smtpSettingsSchema, {}),
+    redis: z.prefault(redisSection, {}),
+    retention: z.prefault(retentionSchema, {}),
+    api: z.prefault(apiSchema, {}),
+    upload: z.prefault(uploadSettingsSchema, {}),
+    http: z.prefault(httpSection, {}),
+    log: z.prefault(logSchema, {}),
+    /** Sender authentication: the default mode and the trusted ARC sealers (src/sender/sender-settings-schema.ts). */
+    auth: z.prefault(authSettingsSchema, {}),
+    /** The DNS resolver of sender authentication (src/sender/sender-settings-schema.ts). */
+    dns: z.prefault(dnsSettingsSchema, {}),
+    /** Malware and spam scanning by the operator's clamd and rspamd (src/scan/scan-settings-schema.ts). */
+    scan: z.prefault(scanSettingsSchema, {}),
+    /** Signed webhooks announcing what happens to mail and documents (src/webhooks/webhook-settings-schema.ts). */
+    events: z.prefault(eventSettingsSchema, {}),
+    /** Notices to senders through an outbound relay (src/notices/notice-settings-schema.ts). */
+    notices: z.prefault(noticeSettingsSchema, {}),
+    /** Routes read from the parsing service (src/intake/discovery-settings-schema.ts); default off. */
+    discovery: z.optional(discoverySettingsSchema),
+    /** Default none when `discovery` is set; otherwise at least one. */
+    workspaces: z._default(workspacesSchema, []),
+  })
+  .check(
+    // Without discovery the file is the whole route table: each entry needs its address.
+    z.superRefine((config, ctx) => {
+      if (config.discovery !== undefined) return;
+      if (config.workspaces.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['workspaces'],
+          message: 'expected at least one workspace (or discovery, to read them from the service)',
+        });
+      }
+      config.workspaces.forEach((workspace, index) => {
+        if (workspace.ingestEmail !== undefined) return;
+        ctx.addIssue({
+          code: 'custom',
+          path: ['workspaces', index, 'ingestEmail'],
+          message: 'required unless discovery reads the workspace from the service',
+        });
+      });
+    }),
+    // A workspace's malware or spam policy needs its scanner: a policy for a scanner that is not
+    // configured would silently scan nothing.
+    z.superRefine((config, ctx) => {
+      config.workspaces.forEach((workspace, index) => {
+        for (const { key, message } of scanWorkspaceIssues(workspace, config.scan)) {
+          ctx.addIssue({ code: 'custom', path: ['workspaces', index, key], message });
+        }
+        // Fields for tags no address is read with would silently never apply.
+        if (workspace.subaddresses !== undefined && config.smtp.subaddressSeparator === null) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['workspaces', index, 'subaddresses'],
+            message:
+              'applies to no mail while smtp.subaddressSeparator is null: set a separator or remove it',
+          });
+        }
+      });
+      // A workspace that notifies its senders needs the relay to do it through.
+      for (const { path, message } of noticeIssues(config.notices, config.workspaces)) {
+        ctx.addIssue({ code: 'custom', path, message });
+      }
+    }),
+  );
 
 type SchemaOutput = z.output<typeof gatewayConfigSchema>;
 
 /** The validated, frozen configuration. */
 export type GatewayConfig = DeepReadonly<SchemaOutput>;
 
-export type WorkspaceConfig = GatewayConfig['workspaces'][number];
+/** A `workspaces` entry as the file gives it: with `discovery`, it may name no ingestEmail. */
+export type FileWorkspace = GatewayConfig['workspaces'][number];
+
+/** A workspace the route table holds: one with its ingest address. */
+export type WorkspaceConfig = FileWorkspace & { readonly ingestEmail: string };
+
+/** Whether the entry names its ingest address (always, without `discovery`). */
+export function hasIngestEmail(workspace: FileWorkspace): workspace is WorkspaceConfig {
+  return workspace.ingestEmail !== undefined;
+}
+
+/** The entries of the file that route by themselves: those that name their address. */
+export function fileRoutes(config: Pick<GatewayConfig, 'workspaces'>): WorkspaceConfig[] {
+  return config.workspaces.filter(hasIngestEmail);
+}

@@ -2,35 +2,37 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Queue } from 'bullmq';
+import { listenOnHost } from '../listen-host.ts';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
-import type { RedisClient } from '../queue/redis-connections.ts';
+import type { HeldMail } from '../queue/held-mail.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageIndex } from '../record/message-index.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
+import type { RefusalReader } from '../record/refusal-log.ts';
+import type { RedisClient } from '../redis/connections.ts';
 import type { FailedUploads } from '../uploader/failed-uploads.ts';
-import { sendAttachment } from './attachment-download.ts';
+import type { ResthookReceiver } from '../uploader/resthook-receiver.ts';
+import type { FailedDeliveries } from '../webhooks/failed-deliveries.ts';
 import { createBearerCheck } from './bearer-token.ts';
 import { fromSameOrigin } from './console/console-access.ts';
 import { createConsole, isConsolePage } from './console/console-routes.ts';
 import { createConsoleSessions, equal } from './console/console-session.ts';
-import { eraseEverything } from './erase-everything.ts';
-import { streamEvents } from './event-stream.ts';
+import type { RouteView } from './console/routes-page.ts';
 import { createHostCheck } from './host-check.ts';
 import { createMessageFeed } from './message-feed.ts';
-import { listMessages } from './message-routes.ts';
-import { openApiDocument } from './openapi.ts';
+import type { ReadinessDetails } from './openapi/answers.ts';
 import { createQueueBoard, isBoardPath } from './queue-board.ts';
+import { createRecordRoutes } from './record-routes.ts';
 import { json, refuse } from './respond.ts';
+import { handleResthook, RESTHOOK_ROUTE } from './resthook-route.ts';
 import { createMessageSearch } from './search-messages.ts';
 import { createSettleNotifier } from './settle-notifier.ts';
-import { sendRawCopy } from './stored-bytes.ts';
-import { listUploads, retryAllUploads, retryUpload } from './upload-routes.ts';
 
 export interface Readiness {
   ready: boolean;
   /** Component states and, when not ready, why. */
-  details: Record<string, unknown>;
+  details: ReadinessDetails;
 }
 
 export interface HttpApiOptions {
@@ -39,11 +41,17 @@ export interface HttpApiOptions {
   ledger: MessageLedger;
   index: MessageIndex;
   failedUploads: FailedUploads;
+  /** Release and discard of held mail (POST /v1/messages/{id}/release, /discard). */
+  heldMail: HeldMail;
+  /** The webhook deliveries given up (GET /v1/webhooks/deliveries). */
+  failedDeliveries: FailedDeliveries;
+  /** The refusal log (GET /v1/refusals and the console's Refused page). */
+  refusals: RefusalReader;
   metrics: GatewayMetrics;
   readiness: () => Promise<Readiness>;
   logger: Logger;
   /**
-   * http.token: every endpoint but /healthz then requires `Authorization: Bearer <token>`
+   * http.token: every endpoint but /healthz and /readyz then requires `Authorization: Bearer <token>`
    * (the configuration requires one when the API listens beyond loopback). null: none.
    */
   token: string | null;
@@ -58,22 +66,16 @@ export interface HttpApiOptions {
   allowReset: boolean;
   /** The BullMQ queues the console's overview and Bull Board (/admin/queues) show. */
   queues: readonly Queue[];
+  /** The route table in force, for the console's Routes page. */
+  routes?: () => RouteView;
+  /** The receiver of the service's parse events (POST /v1/resthooks); absent: 404 there. */
+  resthooks?: ResthookReceiver;
 }
 
 export interface HttpApi {
   start(host: string, port: number): Promise<{ url: string; port: number }>;
   close(): Promise<void>;
 }
-
-const messagePath = /^\/v1\/messages\/([0-9a-z]{1,64})(\/raw)?$/;
-const attachmentPath = /^\/v1\/messages\/([0-9a-z]{1,64})\/attachments\/(\d{1,6})$/;
-const documentPath = /^\/v1\/documents\/([^/]{1,200})$/;
-const retryPath = /^\/v1\/uploads\/([^/]{1,200})\/retry$/;
-/** The methods each fixed path answers, for 405 and its Allow header. */
-const methods: ReadonlyMap<string, readonly string[]> = new Map([
-  ['/v1/messages', ['GET', 'HEAD', 'DELETE']],
-  ['/v1/uploads/retry', ['POST']],
-]);
 
 function csrfHeaderMatches(req: IncomingMessage, csrf: string): boolean {
   const given = req.headers['x-csrf-token'];
@@ -84,12 +86,12 @@ function csrfHeaderMatches(req: IncomingMessage, csrf: string): boolean {
 const safeMethods = new Set(['GET', 'HEAD']);
 
 /**
- * Health, readiness, metrics, the message-record API (openapi.ts describes it), failed
+ * Health, readiness, metrics, the message-record API (openapi/ describes it), failed
  * uploads, the event stream, the console (console/) and Bull Board. node:http with a table
  * of fixed routes: a dozen endpoints need no framework.
  *
- * Access: with http.token, a request shows the bearer header or the console's session
- * cookie (console/console-session.ts). A state-changing request from a browser must come
+ * Access: with http.token, a request but the probes' (/healthz, /readyz) shows the bearer
+ * header or the console's session cookie (console/console-session.ts). A state-changing request from a browser must come
  * from a page of this server (Origin), and one that relies on the cookie must also carry
  * the session's CSRF token (a form field, or the x-csrf-token header); Bull Board's own
  * requests cannot, and rely on the Origin check and the cookie's SameSite=Strict.
@@ -111,12 +113,34 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     ledger,
     search,
     failedUploads,
+    heldMail: options.heldMail,
+    refusals: options.refusals,
+    index: options.index,
     queues: options.queues,
+    ...(options.routes ? { routes: options.routes } : {}),
     sessions,
     token: options.token,
   });
   const board = createQueueBoard(options.queues);
   let closing: Promise<void> | undefined;
+  /** Where clients reach the API, once it listens; the OpenAPI document names it. */
+  let serverUrl = options.publicUrl ?? '';
+  const recordRoutes = createRecordRoutes({
+    redis,
+    keys,
+    ledger,
+    index: options.index,
+    failedUploads,
+    heldMail: options.heldMail,
+    failedDeliveries: options.failedDeliveries,
+    refusals: options.refusals,
+    metrics,
+    listing,
+    feed,
+    allowReset: options.allowReset,
+    serverUrl: () => serverUrl,
+    logger: log,
+  });
 
   const server = createServer((req, res) => {
     route(req, res)
@@ -144,6 +168,15 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         421,
         `misdirected request: without http.token this server answers only Host localhost, a loopback address or http.publicUrl's host, not ${JSON.stringify(req.headers.host)}`,
       );
+    }
+    // The service's parse events carry no token: their signature is their authentication.
+    if (path === RESTHOOK_ROUTE && options.resthooks) return handleResthook(options.resthooks, req, res);
+    // Readiness stays open too, for orchestrators' probes; the durability facts (Redis version,
+    // configuration, node addresses) describe the deployment to an attacker, so only a caller
+    // with the token or a console session gets them.
+    if (path === '/readyz' && method === 'GET') {
+      const insider = authorized(req.headers.authorization) || consolePages.visitor(req) !== null;
+      return sendReadiness(res, insider);
     }
     // The console's script and style hold no secret, and the sign-in page needs them.
     if (method === 'GET' && (await consolePages.asset(path, res))) return;
@@ -177,72 +210,26 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       );
     }
     if (safe && isConsolePage(path)) return consolePages.show(req, res, url, visitor);
-    const retry = retryPath.exec(path);
-    const allowed = methods.get(path) ?? (retry ? ['POST'] : ['GET', 'HEAD']);
-    if (!allowed.includes(req.method ?? 'GET')) {
-      res.setHeader('allow', allowed.join(', '));
-      return refuse(res, 405, `method not allowed: ${path} answers ${allowed.join(', ')}`);
-    }
-    if (retry?.[1]) return retryUpload(res, decodeURIComponent(retry[1]), failedUploads);
-    if (path === '/v1/uploads/retry') return retryAllUploads(res, failedUploads);
-    if (path === '/v1/uploads') return listUploads(res, url.searchParams, failedUploads);
-    if (path === '/v1/messages' && method === 'DELETE') return reset(res);
-    if (path === '/v1/messages') return listMessages(res, url.searchParams, listing);
-    if (path === '/v1/events') return streamEvents(res, url.searchParams, feed);
-    if (path === '/v1/openapi.json') return json(res, 200, openApiDocument);
-    if (path === '/readyz') {
-      const readiness = await options.readiness();
-      return json(res, readiness.ready ? 200 : 503, { ready: readiness.ready, ...readiness.details });
-    }
-    if (path === '/metrics') {
-      res.writeHead(200, { 'content-type': metrics.registry.contentType });
-      res.end(await metrics.registry.metrics());
-      return;
-    }
-    const attachment = attachmentPath.exec(path);
-    if (attachment?.[1] && attachment[2]) {
-      return sendAttachment(res, attachment[1], Number(attachment[2]), { redis, keys, ledger });
-    }
-    const message = messagePath.exec(path);
-    if (message?.[1]) {
-      const id = message[1];
-      if (message[2]) return sendRaw(id, res);
-      const record = await ledger.read(id);
-      return record ? json(res, 200, record) : refuse(res, 404, `no message ${id}`);
-    }
-    const document = documentPath.exec(path);
-    if (document?.[1]) {
-      const identifier = decodeURIComponent(document[1]);
-      const source = await ledger.findDocument(identifier);
-      return source ? json(res, 200, source) : refuse(res, 404, `no document ${identifier}`);
-    }
-    refuse(res, 404, 'not found');
+    return recordRoutes(req, res, url);
   }
 
-  async function reset(res: ServerResponse): Promise<void> {
-    // 403, not 404: the route exists, and the answer tells a developer which switch turns it on.
-    if (!options.allowReset) {
-      return refuse(res, 403, 'DELETE /v1/messages is off: set http.allowReset: true (test setups only)');
-    }
-    const deleted = await eraseEverything(redis, keys.prefix);
-    log.warn({ deleted }, 'DELETE /v1/messages: erased every key under the prefix');
-    json(res, 200, { deleted });
-  }
-
-  async function sendRaw(id: string, res: ServerResponse): Promise<void> {
-    const sent = await sendRawCopy(res, redis, keys.message(id).raw, {
-      'content-type': 'message/rfc822',
-      'content-disposition': `attachment; filename="${id}.eml"`,
-    });
-    if (!sent) refuse(res, 404, `no stored e-mail for message ${id}`);
+  async function sendReadiness(res: ServerResponse, insider: boolean): Promise<void> {
+    const { ready, details } = await options.readiness();
+    const { durability, ...components } = details;
+    const body = insider ? { ready, ...components, durability } : { ready, ...components };
+    json(res, ready ? 200 : 503, body);
   }
 
   return {
-    async start(host, port) {
-      server.listen(port, host);
-      await once(server, 'listening');
+    async start(configured, port) {
+      const listen = async (host: string) => {
+        server.listen(port, host);
+        await once(server, 'listening');
+      };
+      const { host } = await listenOnHost(configured, listen, log);
       const bound = (server.address() as AddressInfo).port;
       const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+      serverUrl = options.publicUrl ?? url;
       log.info({ url }, 'http listening');
       return { url, port: bound };
     },

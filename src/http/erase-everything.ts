@@ -1,5 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
-import type { RedisClient } from '../queue/redis-connections.ts';
+import type { RedisClient } from '../redis/connections.ts';
 
 /** Keys asked for per SCAN step and deleted per UNLINK: bounded work per round trip. */
 const batchKeys = 500;

@@ -3,38 +3,67 @@ import { englishIssueMessages } from '../english-issues.ts';
 import type { MessageFilter } from '../record/message-filter.ts';
 import type { IndexPosition } from '../record/message-index.ts';
 import { attachmentStates } from '../record/message-record.ts';
+import { cursorParameter, limitParameter, textParameter, timeParameter } from './query-parameters.ts';
+import { queryProblems } from './query-problems.ts';
 
-/** The query of GET /v1/messages, validated. */
-export interface MessageQuery {
-  filter: MessageFilter;
-  /** Messages per page. */
-  limit: number;
-  /** Continue after this entry (the previous page's nextCursor); null: from the newest. */
-  after: IndexPosition | null;
-  /** Seconds to long-poll for a settled match; null: answer at once. */
-  wait: number | null;
-}
-
-/** Messages per page unless `limit` says otherwise, and the most a page holds. */
-export const defaultLimit = 20;
-export const maxLimit = 100;
 /** Seconds a long poll may be asked to wait: long enough for an upload, short of proxy timeouts. */
 export const maxWaitSeconds = 120;
 
-const text = z.string().check(z.trim(), z.minLength(1, { error: 'must not be empty' }), z.maxLength(500));
-const querySchema = z.strictObject({
-  from: z.optional(text),
-  to: z.optional(text),
-  workspace: z.optional(text),
-  state: z.optional(z.enum(attachmentStates, { error: `expected one of ${attachmentStates.join(', ')}` })),
-  q: z.optional(text),
-  since: z.optional(
-    z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time, e.g. 2024-05-01T12:00:00Z' }),
+/**
+ * The parameters of GET /v1/messages, each once. The filters are those of GET /v1/events too;
+ * GET /v1/openapi.json documents both from this schema.
+ */
+export const messageQueryParameters = z.strictObject({
+  from: textParameter('Header From or envelope sender (MAIL FROM) contains this, without case'),
+  to: textParameter('Any envelope recipient contains this, without case'),
+  workspace: textParameter('A workspace the message went to (exact identifier)'),
+  state: z.optional(
+    z
+      .enum(attachmentStates, { error: `expected one of ${attachmentStates.join(', ')}` })
+      .check(z.describe('Any attachment in this state')),
   ),
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(maxLimit)), defaultLimit),
-  cursor: z.optional(z.string()),
-  wait: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(maxWaitSeconds))),
+  q: textParameter("Subject or any attachment's file name (sent or original) contains this, without case"),
+  since: timeParameter('Received at or after this time (ISO 8601)'),
+  limit: limitParameter('Messages per page'),
+  cursor: cursorParameter(decodeCursor),
+  wait: z.optional(
+    z.coerce
+      .number()
+      .check(
+        z.int(),
+        z.gte(1),
+        z.lte(maxWaitSeconds),
+        z.describe(
+          'Long poll: answer as soon as a match has every attachment in a final state (uploaded, rejected, ' +
+            'failed, skipped), listing only such messages; 408 when none does within this many seconds',
+        ),
+      ),
+  ),
 });
+
+/** The query of GET /v1/messages, validated: the filter, the page and the long poll. */
+const messageQuerySchema = z.pipe(
+  messageQueryParameters,
+  z.transform((query) => ({
+    filter: {
+      from: query.from ?? null,
+      to: query.to ?? null,
+      workspace: query.workspace ?? null,
+      state: query.state ?? null,
+      q: query.q ?? null,
+      /** Milliseconds since the epoch. */
+      since: query.since === undefined ? null : Date.parse(query.since),
+    } satisfies MessageFilter,
+    /** Messages per page. */
+    limit: query.limit,
+    /** Continue after this entry (the previous page's nextCursor); null: from the newest. */
+    after: query.cursor ?? null,
+    /** Seconds to long-poll for a settled match; null: answer at once. */
+    wait: query.wait ?? null,
+  })),
+);
+
+export type MessageQuery = z.output<typeof messageQuerySchema>;
 
 /** The query, or every problem in it (a parameter given twice, an unknown one, a bad value). */
 export function parseMessageQuery(params: URLSearchParams): MessageQuery | { problems: string[] } {
@@ -44,36 +73,10 @@ export function parseMessageQuery(params: URLSearchParams): MessageQuery | { pro
     if (name in raw) problems.push(`${name}: given more than once`);
     raw[name] = value;
   }
-  const parsed = querySchema.safeParse(raw, { error: englishIssueMessages });
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const name = issue.path.join('.');
-      problems.push(
-        issue.code === 'unrecognized_keys'
-          ? `unknown parameter(s): ${issue.keys.join(', ')}`
-          : `${name}: ${issue.message}`,
-      );
-    }
-  }
-  const after = parsed.success && parsed.data.cursor !== undefined ? decodeCursor(parsed.data.cursor) : null;
-  if (parsed.success && parsed.data.cursor !== undefined && after === null) {
-    problems.push('cursor: not a cursor this API gave (use nextCursor of the previous page)');
-  }
+  const parsed = messageQuerySchema.safeParse(raw, { error: englishIssueMessages });
+  if (!parsed.success) problems.push(...queryProblems(parsed.error.issues));
   if (!parsed.success || problems.length > 0) return { problems };
-  const query = parsed.data;
-  return {
-    filter: {
-      from: query.from ?? null,
-      to: query.to ?? null,
-      workspace: query.workspace ?? null,
-      state: query.state ?? null,
-      q: query.q ?? null,
-      since: query.since === undefined ? null : Date.parse(query.since),
-    },
-    limit: query.limit,
-    after,
-    wait: query.wait ?? null,
-  };
+  return parsed.data;
 }
 
 /** An opaque token for the position after which the next page starts. */

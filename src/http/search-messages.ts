@@ -9,6 +9,8 @@ export interface SearchRequest {
   after: IndexPosition | null;
   /** Only messages whose every attachment is in a final state (the long poll's answer). */
   settledOnly: boolean;
+  /** Only records this says yes to (the console's Held page: held messages); absent: any. */
+  where?: (record: MessageRecord) => boolean;
 }
 
 export interface SearchPage {
@@ -53,6 +55,7 @@ export function createMessageSearch(ledger: MessageLedger, index: MessageIndex) 
         }
         if (!matchesFilter(record, request.filter)) continue;
         if (request.settledOnly && !isSettled(record)) continue;
+        if (request.where && !request.where(record)) continue;
         messages.push(record);
         if (messages.length === request.limit) {
           await index.remove(gone);

@@ -1,4 +1,4 @@
-import type { RedisClient } from '../queue/redis-connections.ts';
+import type { RedisClient } from '../redis/connections.ts';
 
 /**
  * Wakes long polls (GET /v1/messages?wait=) when an attachment reaches a final state: the

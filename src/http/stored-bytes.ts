@@ -1,8 +1,8 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { rawCopyLength, readRawRange } from '../queue/raw-copy.ts';
-import type { RedisClient } from '../queue/redis-connections.ts';
+import type { RedisClient } from '../redis/connections.ts';
+import { rawCopyLength, readRawRange } from '../store/raw-copy.ts';
 
 /** Stored bytes are sent in ranges of this size: memory per download stays bounded. */
 const chunkBytes = 1024 * 1024;
@@ -24,7 +24,7 @@ export async function sendStoredBytes(
   );
 }
 
-/** The same for the raw copy of a message, a hash of chunks (src/queue/raw-copy.ts). */
+/** The same for the raw copy of a message, a hash of chunks (src/store/raw-copy.ts). */
 export async function sendRawCopy(
   res: ServerResponse,
   redis: RedisClient,

@@ -1,6 +1,20 @@
 import type { ServerResponse } from 'node:http';
+import { z } from 'zod/mini';
 import type { FailedUploads } from '../uploader/failed-uploads.ts';
+import { queryProblems } from './query-problems.ts';
 import { json, refuse } from './respond.ts';
+
+/** The query of GET /v1/uploads: one state, the only one listed. */
+export const uploadQueryParameters = z.strictObject({
+  state: z._default(
+    z
+      .literal('failed', {
+        error: (issue) => `only failed uploads are listed (state=failed), not ${String(issue.input)}`,
+      })
+      .check(z.describe('Which uploads: only the failed ones are listed')),
+    'failed',
+  ),
+});
 
 /** GET /v1/uploads?state=failed: the failed uploads, as `ingest-gateway failed list` shows them. */
 export async function listUploads(
@@ -8,13 +22,11 @@ export async function listUploads(
   params: URLSearchParams,
   failed: FailedUploads,
 ): Promise<void> {
-  const unknown = [...params.keys()].filter((name) => name !== 'state');
-  const state = params.get('state') ?? 'failed';
-  const problems = [
-    ...(unknown.length > 0 ? [`unknown parameter(s): ${unknown.join(', ')}`] : []),
-    ...(state === 'failed' ? [] : [`state: only failed uploads are listed (state=failed), not ${state}`]),
-  ];
-  if (problems.length > 0) return refuse(res, 400, 'bad query', problems);
+  // The first of a repeated parameter counts, as URLSearchParams.get reads it.
+  const raw: Record<string, string> = {};
+  for (const [name, value] of params) raw[name] ??= value;
+  const parsed = uploadQueryParameters.safeParse(raw);
+  if (!parsed.success) return refuse(res, 400, 'bad query', queryProblems(parsed.error.issues));
   json(res, 200, { uploads: await failed.list() });
 }
 

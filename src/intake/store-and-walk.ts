@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import { RefusalError } from '../errors.ts';
 import { type WalkOptions, type WalkResult, walkMessage } from '../mail/walk-message.ts';
-import type { IncomingMessage } from '../queue/message-store.ts';
+import type { IncomingMessage } from '../store/message-store.ts';
 import { createBareLineEndingScanner, describeBareLineEnding } from './bare-line-ending.ts';
 
 export interface Stored {

@@ -1,4 +1,4 @@
-import type { LeafPart } from './collect-leaf.ts';
+import type { LeafPart } from './leaf-part.ts';
 import { removeUnsafeCharacters, sanitizeFileName } from './sanitize-file-name.ts';
 import type { WalkResult } from './walk-message.ts';
 

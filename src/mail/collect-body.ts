@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import libmime from 'libmime';
 import { createCidScanner } from './cid-references.ts';
-import type { CollectContext, LeafPart } from './collect-leaf.ts';
+import type { CollectContext } from './collect-leaf.ts';
 import type { LeafDescription } from './describe-leaf.ts';
+import type { LeafPart } from './leaf-part.ts';
 import type { PartWriter } from './part-store.ts';
 
 /**

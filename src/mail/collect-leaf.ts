@@ -1,58 +1,14 @@
 import { createHash } from 'node:crypto';
 import { RefusalError } from '../errors.ts';
 import { createCidScanner } from './cid-references.ts';
-import { ARCHIVES_NOT_UNPACKED, CONTAINER_NAMES, type ContainerKind } from './contained-file.ts';
-import { containerKind } from './container-kind.ts';
+import { ARCHIVES_NOT_UNPACKED, CONTAINER_NAMES } from './containers/contained-file.ts';
+import { containerKind } from './containers/container-kind.ts';
 import type { LeafDescription } from './describe-leaf.ts';
-import { type DocumentType, inspectType } from './detect-type.ts';
+import { type DocumentType, inspectType } from './detect/detect-type.ts';
+import { isEncryptedPdf } from './detect/pdf-encryption.ts';
+import { FileTail } from './file-tail.ts';
+import type { ContainerPart, LeafPart } from './leaf-part.ts';
 import type { PartPurpose, PartStore, PartWriter } from './part-store.ts';
-
-export interface LeafPart {
-  /** 0-based order of leaves in the message. */
-  index: number;
-  /** IMAP-style, e.g. "2.1". */
-  partNumber: string;
-  /** Lower-cased Content-Type without parameters ("text/plain" when absent). */
-  declaredType: string;
-  disposition: 'inline' | 'attachment' | null;
-  /** Decoded (RFC 2231 and RFC 2047), NOT sanitised. */
-  fileName: string | null;
-  /** Without angle brackets, as written (compare lower-cased with WalkResult.htmlCids). */
-  contentId: string | null;
-  /** 0 = the message itself, 1 = inside one attached message/rfc822, ... */
-  depth: number;
-  /** 'body' = a text/plain or text/html alternative of a message body (see leafRole). */
-  role: 'body' | 'candidate';
-  /** Decoded bytes; for a body stored as a document (collect-body.ts), the bytes stored, in UTF-8. */
-  size: number;
-  /** Hex SHA-256 of the decoded bytes (of the stored ones for a stored body); '' for other bodies, which are not hashed. */
-  sha256: string;
-  /** The supported format the bytes are; null = none (for bodies: html or txt once stored, else null). */
-  detectedType: DocumentType | null;
-  /** The MIME type the bytes show whether supported or not (e.g. application/zip); null when they show none. */
-  bytesType: string | null;
-  /** True when its bytes went to the PartStore and were ended. */
-  stored: boolean;
-  /** Why the headers alone rule it out as a document (describe-leaf.ts), or null. */
-  exclusion: string | null;
-  /** Its bytes show no format and read as text (detect-type.ts isText); false for bodies and excluded parts. */
-  textContent: boolean;
-  /**
-   * Where it came from, for the record: `part 3 > winmail.dat`, and for a file taken out of
-   * a container `part 3 > winmail.dat > contract.pdf`.
-   */
-  path: string;
-  /** A container whose files are parts of their own (unpack-containers.ts), or null. */
-  container: ContainerPart | null;
-  /** Taken out of a ZIP archive: a document only for workspaces that set `archives: unpack`. */
-  inArchive: boolean;
-}
-
-export interface ContainerPart {
-  kind: ContainerKind;
-  /** What became of it, as the record's reason: opened, not opened and why, or too large. */
-  outcome: string;
-}
 
 /**
  * How much of a candidate's start is kept for type detection, in bytes. Magic numbers sit
@@ -62,6 +18,13 @@ export interface ContainerPart {
  * concurrent messages hold (20 x 256 KiB).
  */
 export const HEAD_BYTES = 256 * 1024;
+
+/**
+ * How much of a PDF's end is kept to read its trailer, in bytes: the trailer ends the file,
+ * and a cross-reference stream's dictionary comes before its data, which stays well under
+ * this in the files mail carries. Kept for PDFs only, as chunks that pass anyway.
+ */
+export const PDF_TAIL_BYTES = 256 * 1024;
 
 /** 1 MB as the parsing service counts it (its limit is "20 MB", configured as 20,000,000). */
 const MEGABYTE = 1_000_000;
@@ -96,7 +59,7 @@ interface Finding {
  *
  * Only a document part over maxPartSize refuses the message (PART_TOO_LARGE): a 30 MB video
  * beside an invoice is skipped like any part of another type, its bytes counted and hashed
- * as they pass, none stored (DESIGN.md, Ingest rule 3).
+ * as they pass, none stored (docs/architecture.md, "Attachment selection").
  * Bodies and parts excluded by their headers are counted, never typed or stored; HTML
  * bodies are scanned for cid: references. (A body a workspace takes as a document is read
  * by collect-body.ts instead.)
@@ -117,6 +80,9 @@ export async function collectLeaf(
   let finding: Finding = { detectedType: null, bytesType: null, textContent: false };
   let writer: PartWriter | null = null;
   let container: ContainerPart | null = null;
+  // A PDF's first bytes and its last, to tell whether it is encrypted once it has ended.
+  let pdfHead: Buffer[] = [];
+  let pdfTail: FileTail | null = null;
 
   try {
     for await (const chunk of decoded) {
@@ -135,6 +101,7 @@ export async function collectLeaf(
         container = containerOf(head, finding, leaf, fileName(), context.storeArchives);
         if (finding.detectedType !== null && size > context.maxPartSize)
           throw tooLarge(leaf, context.maxPartSize);
+        if (finding.detectedType === 'pdf') [pdfHead, pdfTail] = [head, tailOf(head)];
         if (container !== null && size > context.maxPartSize) container = tooLargeToOpen(container, context);
         else if (finding.detectedType !== null || opens(container, context))
           writer = await storeHead(head, leaf.index, purposeOf(container), context.store);
@@ -148,6 +115,7 @@ export async function collectLeaf(
           container = tooLargeToOpen(container, context);
           continue;
         }
+        pdfTail?.push(chunk);
         await writer.write(chunk);
       }
     }
@@ -157,6 +125,7 @@ export async function collectLeaf(
       container = containerOf(head, finding, leaf, fileName(), context.storeArchives);
       if (finding.detectedType !== null || opens(container, context))
         writer = await storeHead(head, leaf.index, purposeOf(container), context.store);
+      if (finding.detectedType === 'pdf') [pdfHead, pdfTail] = [head, tailOf(head)];
     }
     if (writer !== null) await writer.end();
   } catch (err) {
@@ -183,7 +152,24 @@ export async function collectLeaf(
     path: [`part ${leaf.partNumber}`, ...(fileName() === null ? [] : [fileName()])].join(' > '),
     container,
     inArchive: false,
+    encrypted: pdfTail !== null && encrypted(pdfHead, pdfTail, size),
   };
+}
+
+function tailOf(head: readonly Buffer[]): FileTail {
+  const tail = new FileTail(PDF_TAIL_BYTES);
+  for (const chunk of head) tail.push(chunk);
+  return tail;
+}
+
+/** Whether the PDF whose ends these are is encrypted (detect/pdf-encryption.ts). */
+function encrypted(head: Buffer[], tail: FileTail, size: number): boolean {
+  const end = tail.bytes();
+  return isEncryptedPdf({
+    head: Buffer.concat(head).subarray(0, HEAD_BYTES),
+    tail: end,
+    tailStart: size - end.length,
+  });
 }
 
 /** The container a part of no supported type is, stored so it can be opened after DATA. */

@@ -16,7 +16,8 @@ export interface LeafDescription {
   role: 'body' | 'candidate';
   /**
    * Why the headers alone rule the part out as a document (a pointer, a report, a part of a
-   * report), or null. Such a part is counted but never typed or stored (DESIGN.md, Ingest rule 3).
+   * report), or null. Such a part is counted but never typed or stored (docs/architecture.md,
+   * "Attachment selection").
    */
   exclusion: string | null;
 }

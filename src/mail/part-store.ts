@@ -3,7 +3,7 @@
  * whole part: it writes each decoded chunk as it comes and waits for the store before it
  * reads on, so a slow store slows the SMTP client down instead of filling memory.
  *
- * The Redis implementation lives in src/queue; tests use test/support/mail-memory-store.ts.
+ * The Redis implementation lives in src/store; tests use harness/mail-memory-store.ts.
  * The walk opens a writer only for a candidate whose type it recognised; a part that is
  * stored and ended but later not selected (an image the HTML body shows, a refused message)
  * is the store owner's to release.
@@ -20,7 +20,8 @@ export interface PartWriter {
 /**
  * Where a part's bytes lie in the raw message as received: `raw[start, end)` is its body as
  * transfer-encoded, and decoding it with `encoding` (transfer-decoder.ts) gives the part's
- * bytes. A part with a span is stored once, as part of the raw copy (DESIGN.md, Performance).
+ * bytes. A part with a span is stored once, as part of the raw copy (docs/architecture.md,
+ * "Durability": bytes once).
  */
 export interface PartSpan {
   readonly start: number;

@@ -6,7 +6,7 @@
  * line is valid UTF-8, and otherwise as Latin-1, whole. So a UTF-8 name with one bad byte
  * (a name cut mid-character by a client, a stray Latin-1 letter) came out as mojibake in every
  * character: "Rechnung März\xff.pdf" became "Rechnung MÃ¤rz\u00ff.pdf". Here such a name is read
- * again from its bytes (DESIGN.md, Ingest rule 6).
+ * again from its bytes (docs/architecture.md, "File names").
  */
 
 /**

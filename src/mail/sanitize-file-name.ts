@@ -1,4 +1,4 @@
-import { type DocumentType, documentExtension, typesNamedByExtension } from './detect-type.ts';
+import { type DocumentType, documentExtension, typesNamedByExtension } from './detect/detect-type.ts';
 
 /**
  * The longest name sent upstream, in UTF-8 bytes. File systems cap a name at 255 bytes;
@@ -20,7 +20,7 @@ const MAX_EXTENSION_BYTES = 16;
 const UNWANTED = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
- * The name a document is sent upstream with (DESIGN.md, Ingest rule 6): the decoded name
+ * The name a document is sent upstream with (docs/architecture.md, "File names"): the decoded name
  * with any path removed (`/` and `\`, so `../../etc/passwd` becomes `passwd`), control and
  * bidi characters removed, trimmed, without leading dots (no hidden files, no `..`) or trailing ones, and
  * at most MAX_NAME_BYTES long with its extension kept. The service reads a document's kind

@@ -1,5 +1,7 @@
+import { DETACHED_SIGNATURE, isEncryptedSmime } from './containers/open-smime.ts';
+import type { LeafPart } from './leaf-part.ts';
 import { removeUnsafeCharacters } from './sanitize-file-name.ts';
-import type { LeafPart, WalkResult } from './walk-message.ts';
+import type { WalkResult } from './walk-message.ts';
 
 /**
  * Why a part is not uploaded, as one of a fixed few kinds (the reason's text varies with the
@@ -12,7 +14,10 @@ export type SkipKind =
   | 'report'
   | 'pointer'
   | 'container'
-  | 'oversized';
+  | 'oversized'
+  | 'encrypted_pdf'
+  | 'encrypted_smime'
+  | 'signature';
 
 export interface SkippedPart {
   part: LeafPart;
@@ -37,11 +42,13 @@ const MAX_FOUND_CHARS = 300;
 const IMAGE_TYPES = new Set(['png', 'jpg', 'tiff']);
 
 /**
- * Which parts become documents (DESIGN.md, Ingest rule 3): candidates of a supported type,
- * except images the HTML body shows by cid: (a logo, a pasted picture). A referenced PDF is
- * still a document: only pictures are part of how a body looks. Files taken out of a ZIP
- * archive (`inArchive`) are among the documents; decide() gives them only to the workspaces
- * that set `archives: unpack`.
+ * Which parts become documents (docs/architecture.md, "Attachment selection"): candidates of a
+ * supported type, except images the HTML body shows by cid: (a logo, a pasted picture). A
+ * referenced PDF is still a document: only pictures are part of how a body looks. Files taken out
+ * of a ZIP archive (`inArchive`) and encrypted PDFs (`encrypted`) are among the documents;
+ * decide() gives them only to the workspaces that set `archives: unpack` and
+ * `encryptedPdf: upload`, and records an encrypted PDF no workspace takes as skipped
+ * (lockedPdfSkip).
  */
 export function selectAttachments(result: WalkResult): Selection {
   const documents: LeafPart[] = [];
@@ -56,6 +63,10 @@ export function selectAttachments(result: WalkResult): Selection {
 }
 
 function skipReason(part: LeafPart, htmlCids: ReadonlySet<string>): Omit<SkippedPart, 'part'> | null {
+  if (part.exclusion !== null && isEncryptedSmime(part.exclusion)) {
+    return { kind: 'encrypted_smime', reason: part.exclusion };
+  }
+  if (part.exclusion === DETACHED_SIGNATURE) return { kind: 'signature', reason: part.exclusion };
   if (part.exclusion !== null) {
     // describe-leaf.ts excludes a pointer (message/external-body) and the parts of reports.
     const kind = part.declaredType === 'message/external-body' ? 'pointer' : 'report';
@@ -71,6 +82,16 @@ function skipReason(part: LeafPart, htmlCids: ReadonlySet<string>): Omit<Skipped
     return { kind: 'unsupported_type', reason: unsupportedReason(part) };
   }
   return null;
+}
+
+/** An encrypted PDF that no admitting workspace uploads, as the record lists it. */
+export function lockedPdfSkip(part: LeafPart): SkippedPart {
+  return {
+    part,
+    kind: 'encrypted_pdf',
+    reason:
+      'encrypted_pdf: a password-protected PDF, which the parsing service cannot read (a workspace that sets encryptedPdf: upload takes it)',
+  };
 }
 
 function unsupportedReason(part: LeafPart): string {
@@ -101,10 +122,20 @@ export function describeFound(result: WalkResult): string {
   const items = candidates.map((part) => {
     const name = shorten(removeUnsafeCharacters(part.fileName ?? `part ${part.partNumber}`));
     const type =
-      part.size === 0 ? 'empty' : shorten(removeUnsafeCharacters(part.bytesType ?? part.declaredType));
+      part.size === 0
+        ? 'empty'
+        : part.encrypted === true
+          ? 'encrypted PDF'
+          : isEncryptedSmime(part.exclusion)
+            ? 'encrypted S/MIME'
+            : shorten(removeUnsafeCharacters(part.bytesType ?? part.declaredType));
     return `${name} (${type})`;
   });
-  let text = `found ${items.length} ${items.length === 1 ? 'part' : 'parts'}: ${items[0]}`;
+  // Said first, so a sender of encrypted mail learns why before the list is cut short.
+  const encrypted = candidates.some((part) => isEncryptedSmime(part.exclusion))
+    ? 'the message is encrypted (S/MIME) and this server cannot decrypt it; '
+    : '';
+  let text = `${encrypted}found ${items.length} ${items.length === 1 ? 'part' : 'parts'}: ${items[0]}`;
   for (const [i, item] of items.entries()) {
     if (i === 0) continue;
     const rest = i === items.length - 1 ? '' : `, and ${items.length - i - 1} more`;

@@ -1,27 +1,34 @@
-import { finished, type Readable, type Transform } from 'node:stream';
+import { finished, Readable, type Transform } from 'node:stream';
 import { Splitter, type SplitterChunk } from '@zone-eu/mailsplit';
-import libmime from 'libmime';
-import { asError, RefusalError } from '../errors.ts';
+import { asError } from '../errors.ts';
 import { collectBody } from './collect-body.ts';
-import { collectLeaf, type LeafPart } from './collect-leaf.ts';
+import { collectLeaf } from './collect-leaf.ts';
+import {
+  DETACHED_SIGNATURE,
+  isDetachedSignature,
+  isSmimeEntity,
+  type SmimeKeySource,
+  type SmimeVerdict,
+} from './containers/open-smime.ts';
+import { passesThrough, transferDecoder } from './decoders/transfer-decoder.ts';
+import { Uudecoder } from './decoders/uudecoder.ts';
 import { describeLeaf } from './describe-leaf.ts';
+import { HeldLineBreak } from './held-line-break.ts';
+import type { LeafPart } from './leaf-part.ts';
 import { createDecodingSink, type LeafSink } from './leaf-sink.ts';
-import type { PartPurpose, PartStore, PartWriter } from './part-store.ts';
-import { passesThrough, transferDecoder } from './transfer-decoder.ts';
-import { Uudecoder } from './uudecoder.ts';
-
-export type { LeafPart } from './collect-leaf.ts';
-
-export interface WalkLimits {
-  /** How many message/rfc822 levels are walked into; a deeper one refuses the message. */
-  maxDepth: number;
-  /** The most leaves (bodies included) a message may have. */
-  maxParts: number;
-  /** The largest header block of one MIME node, in bytes as mailsplit counts them (a line costs at least 64). */
-  maxHeaderBytes: number;
-  /** The largest decoded candidate part, in bytes. */
-  maxPartSize: number;
-}
+import { trackOpenedParts } from './opened-parts.ts';
+import { checkCounted, type LeafPosition, leafPosition, leafSpans } from './part-spans.ts';
+import type { PartStore } from './part-store.ts';
+import { readTopHeaders, type TopHeaders } from './top-headers.ts';
+import {
+  asRefusal,
+  checkDepth,
+  checkNesting,
+  checkPartCount,
+  splitterLimits,
+  type WalkLimits,
+} from './walk-limits.ts';
+import { type Level, TOP_LEVEL, walkSmimeEntity, within } from './walk-smime.ts';
 
 export interface WalkOptions {
   /**
@@ -29,6 +36,11 @@ export interface WalkOptions {
    * that takes the body as a document; default false: bodies are only counted.
    */
   storeBodies?: boolean;
+  /**
+   * Store the bodies of the top-level message also when this says so of its header block
+   * (read before any body): for mail a person must read, such as a forwarding confirmation.
+   */
+  storeBodiesOf?: (top: TopHeaders) => boolean;
   /**
    * Store ZIP archives to be opened after DATA, for a workspace that sets `archives: unpack`;
    * default false: an archive is only counted, never written to Redis.
@@ -42,19 +54,20 @@ export interface WalkOptions {
    * message that is itself base64 or quoted-printable) are written either way.
    */
   spansOfRaw?: boolean;
+  /**
+   * The S/MIME keys of the workspaces the message is addressed to, read when encrypted mail is
+   * met (decrypt-smime.ts); default null: encrypted S/MIME is skipped as `encrypted_smime`.
+   */
+  smimeKeys?: SmimeKeySource;
 }
 
-export interface WalkResult {
-  /** Message-ID header of the top-level message, without <>. */
-  messageId: string | null;
-  /** Decoded (RFC 2047) Subject; null when there is none. */
-  subject: string | null;
-  /** Raw values (unfolded, NOT decoded) of every top-level From header, in order. */
-  fromHeaders: string[];
+export interface WalkResult extends TopHeaders {
   /** Every leaf, in message order (by index). */
   parts: LeafPart[];
   /** Content-IDs referenced as cid: from any HTML body, lower-cased and percent-decoded. */
   htmlCids: ReadonlySet<string>;
+  /** The S/MIME signature's verdict (the first signed entity's); absent for a message not signed. */
+  smime?: SmimeVerdict;
 }
 
 type MimeNode = Extract<SplitterChunk, { type: 'node' }>;
@@ -63,24 +76,18 @@ interface Closable {
   destroy(): unknown;
 }
 
-/**
- * How deeply multiparts may nest inside one message. Clients nest three or four levels
- * (mixed > related > alternative); mailsplit compares every body line with the boundary
- * of each open ancestor, so the nesting is what one line costs.
- */
-const MAX_MULTIPART_NESTING = 32;
-
 /** State shared by the walk of a message and of the messages attached to it. */
 interface Walk {
   readonly store: PartStore;
-  /** Every writer opened, so that a failed walk discards parts already ended too. */
-  readonly writers: PartWriter[];
   readonly limits: WalkLimits;
-  readonly storeBodies: boolean;
+  /** Whether the top-level bodies are stored, asked when the first body is reached. */
+  storeBodies: boolean | (() => boolean);
   readonly storeArchives: boolean;
   readonly spansOfRaw: boolean;
+  readonly smimeKeys: SmimeKeySource;
   readonly parts: LeafPart[];
   readonly htmlCids: Set<string>;
+  smime: SmimeVerdict | null;
   leafCount: number;
   failure: Error | null;
   /** Splitters and decoders in use, closed at once when the walk fails. */
@@ -89,11 +96,11 @@ interface Walk {
 }
 
 /**
- * Walk a message as it streams in (DESIGN.md, Ingest rule 3): every leaf, including those
- * of attached messages, is decoded and described; candidates of a supported type go to the
- * store as they are decoded, with backpressure; bodies are only counted (and HTML bodies
- * scanned for cid: references), unless `storeBodies` asks for those of the top-level message.
- * Nothing holds a whole message or part.
+ * Walk a message as it streams in (docs/architecture.md, "DATA: the raw copy and the MIME walk"):
+ * every leaf, including those of attached messages, is decoded and described; candidates of a
+ * supported type go to the store as they are decoded, with backpressure; bodies are only counted
+ * (and HTML bodies scanned for cid: references), unless `storeBodies` asks for those of the
+ * top-level message. Nothing holds a whole message or part.
  *
  * Rejects with RefusalError MIME_LIMIT (depth, part count, header size) or PART_TOO_LARGE,
  * or with the source's or the store's error. On any failure every part written to the
@@ -106,16 +113,26 @@ export async function walkMessage(
   limits: WalkLimits,
   options: WalkOptions = {},
 ): Promise<WalkResult> {
-  const writers: PartWriter[] = [];
+  const opened = trackOpenedParts(store);
+  const top: TopHeaders = {
+    messageId: null,
+    subject: null,
+    fromHeaders: [],
+  };
+  const { storeBodiesOf } = options;
   const walk: Walk = {
-    store: trackWriters(store, writers),
-    writers,
+    store: opened.store,
     limits,
-    storeBodies: options.storeBodies ?? false,
+    storeBodies:
+      options.storeBodies === true || storeBodiesOf === undefined
+        ? (options.storeBodies ?? false)
+        : () => storeBodiesOf(top),
     storeArchives: options.storeArchives ?? false,
     spansOfRaw: options.spansOfRaw ?? false,
+    smimeKeys: options.smimeKeys ?? null,
     parts: [],
     htmlCids: new Set(),
+    smime: null,
     leafCount: 0,
     failure: null,
     streams: new Set(),
@@ -125,43 +142,28 @@ export async function walkMessage(
       for (const stream of walk.streams) stream.destroy();
     },
   };
-  const top: Pick<WalkResult, 'messageId' | 'subject' | 'fromHeaders'> = {
-    messageId: null,
-    subject: null,
-    fromHeaders: [],
-  };
 
   let received = 0;
   source.on('data', (chunk: Buffer) => {
     received += chunk.length;
   });
   try {
-    const walked = await walkLevel(walk, source, 0, walk.spansOfRaw ? 0 : null, [], (node) =>
+    const walked = await walkLevel(walk, source, 0, walk.spansOfRaw ? 0 : null, [], TOP_LEVEL, (node) =>
       Object.assign(top, readTopHeaders(node)),
     );
-    // Spans are counted from what mailsplit hands on; a count that does not come to the input
-    // means they are wrong, and a message stored with wrong spans would lose its documents.
-    if (walk.spansOfRaw && walked !== received)
-      throw new Error(
-        `the MIME walk counted ${walked} of the message's ${received} bytes; its parts cannot be located`,
-      );
+    if (walk.spansOfRaw) checkCounted(walked, received, "the message's");
   } catch (err) {
     source.resume();
     // Parts stored and ended before the failure are of no use either.
-    await Promise.allSettled(walk.writers.map((writer) => writer.discard()));
+    await opened.discardAll();
     throw walk.failure ?? asError(err);
   }
-  return { ...top, parts: walk.parts.sort((a, b) => a.index - b.index), htmlCids: walk.htmlCids };
-}
-
-/**
- * Where the leaf being read lies in the raw copy: `start` its first body byte (null when
- * this level of the message is not a span of the raw copy), `written` the body bytes handed
- * to its decoder so far.
- */
-interface LeafPosition {
-  readonly start: number | null;
-  written: number;
+  return {
+    ...top,
+    parts: walk.parts.sort((a, b) => a.index - b.index),
+    htmlCids: walk.htmlCids,
+    ...(walk.smime === null ? {} : { smime: walk.smime }),
+  };
 }
 
 /**
@@ -175,15 +177,78 @@ async function walkLevel(
   depth: number,
   base: number | null,
   prefix: readonly number[],
+  level: Level,
   onRoot?: (node: MimeNode) => void,
 ): Promise<number> {
+  const split = splitInput(walk, input);
+  let sink: LeafSink | null = null;
+  let offset = 0;
+  let position: LeafPosition = { start: null, written: 0 };
+  const toSink = async (chunk: Buffer) => {
+    position.written += chunk.length;
+    await sink?.write(chunk);
+  };
+  // An empty part's line break, which mailsplit hands to its body (held-line-break.ts).
+  const lineBreak = new HeldLineBreak();
+  let leafBytes = 0;
+  const toSinkIfAny = async (chunk: Buffer | null) => {
+    if (chunk !== null) await toSink(chunk);
+  };
+  try {
+    for await (const item of split.splitter as AsyncIterable<SplitterChunk>) {
+      if (item.type === 'node') {
+        await toSinkIfAny(lineBreak.release());
+        await sink?.end();
+        sink = null;
+        leafBytes = 0;
+        offset += item._headerlen;
+        if (item.root) onRoot?.(item);
+        checkNesting(item);
+        if (item.multipart === false) {
+          position = leafPosition(base, offset);
+          sink = openLeaf(walk, item, depth, prefix, position, level);
+        }
+      } else if (item.type === 'body') {
+        offset += item.value.length;
+        const held = leafBytes === 0 && sink !== null && lineBreak.hold(item.value);
+        if (!held) {
+          await toSinkIfAny(lineBreak.release());
+          await toSink(item.value);
+        }
+        leafBytes += item.value.length;
+      } else {
+        offset += item.value.length;
+        // Multipart structure (a boundary line): the leaf before it has ended.
+        await toSinkIfAny(lineBreak.beforeBoundary(item.value));
+        await sink?.end();
+        sink = null;
+        leafBytes = 0;
+      }
+    }
+    await toSinkIfAny(lineBreak.release());
+    await sink?.end();
+    sink = null;
+    return offset;
+  } catch (err) {
+    await sink?.abort();
+    const failure = walk.failure ?? split.inputError ?? asRefusal(asError(err), walk.limits);
+    walk.fail(failure);
+    throw failure;
+  } finally {
+    split.close();
+  }
+}
+
+/**
+ * `input` piped into a splitter of its own, which `close` detaches; `inputError` is the error
+ * `input` failed with, which stopped the splitter.
+ */
+function splitInput(walk: Walk, input: Readable) {
   const splitter = new Splitter({
     // Attached messages are walked by a nested walkLevel, whatever their disposition or
     // transfer encoding (mailsplit itself only enters inline, unencoded ones).
     ignoreEmbedded: true,
-    maxHeadSize: walk.limits.maxHeaderBytes,
-    // A tree whose containers each hold two or more parts has fewer nodes than twice its leaves.
-    maxChildNodes: 2 * walk.limits.maxParts + 1,
+    ...splitterLimits(walk.limits),
   });
   walk.streams.add(splitter);
   let inputError: Error | null = null;
@@ -195,85 +260,17 @@ async function walkLevel(
     }
   });
   input.pipe(splitter);
-
-  let sink: LeafSink | null = null;
-  let offset = 0;
-  let position: LeafPosition = { start: null, written: 0 };
-  const toSink = async (chunk: Buffer) => {
-    position.written += chunk.length;
-    await sink?.write(chunk);
+  return {
+    splitter,
+    get inputError() {
+      return inputError;
+    },
+    close() {
+      stopWatching();
+      input.unpipe(splitter);
+      walk.streams.delete(splitter);
+    },
   };
-  /**
-   * A leaf's first body chunk when it is one line break alone, held until what follows shows
-   * whose it is. RFC 2046 5.1.1 gives the line break before a boundary to the boundary, and
-   * mailsplit does so, except for a part whose body is empty: there it hands the line break
-   * that ends the blank line after the headers to the body and starts the boundary chunk
-   * with `--`. Taken as it came, an empty part before another part was a 2-byte file, while
-   * the same part last (whose boundary chunk keeps its line break) was empty.
-   */
-  let held: Buffer | null = null;
-  let leafBytes = 0;
-  const release = async () => {
-    if (held !== null) await toSink(held);
-    held = null;
-  };
-  try {
-    for await (const item of splitter as AsyncIterable<SplitterChunk>) {
-      if (item.type === 'node') {
-        await release();
-        await sink?.end();
-        sink = null;
-        leafBytes = 0;
-        offset += item._headerlen;
-        if (item.root) onRoot?.(item);
-        checkNesting(item);
-        if (item.multipart === false) {
-          position = { start: base === null ? null : base + offset, written: 0 };
-          sink = openLeaf(walk, item, depth, prefix, position);
-        }
-      } else if (item.type === 'body') {
-        offset += item.value.length;
-        if (leafBytes === 0 && sink !== null && isLineBreak(item.value)) held = Buffer.from(item.value);
-        else {
-          await release();
-          await toSink(item.value);
-        }
-        leafBytes += item.value.length;
-      } else {
-        offset += item.value.length;
-        // Multipart structure (a boundary line): the leaf before it has ended.
-        if (startsWithLineBreak(item.value)) await release();
-        held = null;
-        await sink?.end();
-        sink = null;
-        leafBytes = 0;
-      }
-    }
-    await release();
-    await sink?.end();
-    sink = null;
-    return offset;
-  } catch (err) {
-    await sink?.abort();
-    const failure = walk.failure ?? inputError ?? asRefusal(asError(err), walk.limits);
-    walk.fail(failure);
-    throw failure;
-  } finally {
-    stopWatching();
-    input.unpipe(splitter);
-    walk.streams.delete(splitter);
-  }
-}
-
-function isLineBreak(chunk: Buffer): boolean {
-  return (
-    (chunk.length === 1 && chunk[0] === 0x0a) ||
-    (chunk.length === 2 && chunk[0] === 0x0d && chunk[1] === 0x0a)
-  );
-}
-
-function startsWithLineBreak(chunk: Buffer): boolean {
-  return chunk[0] === 0x0d || chunk[0] === 0x0a;
 }
 
 function openLeaf(
@@ -282,78 +279,58 @@ function openLeaf(
   depth: number,
   prefix: readonly number[],
   position: LeafPosition,
+  level: Level,
 ): LeafSink {
-  const description = describeLeaf(node, prefix);
+  const described = describeLeaf(node, prefix);
   const encoding = node.encoding || '';
+  const signature = isDetachedSignature(described.declaredType) && described.exclusion === null;
+  // The .p7s of a clear-signed message: its first part is walked as any other, this is not a document.
+  const description = signature ? { ...described, exclusion: DETACHED_SIGNATURE } : described;
+  if (signature) walk.smime ??= { signed: true, signature: 'unverified' };
+  if (isSmimeEntity(description.declaredType) && description.exclusion === null) {
+    return trackedSink(walk, transferDecoder(encoding), (decoded) =>
+      walkSmimeEntity(walk, decoded, { description, depth, level }, (content, innerPrefix, inner) =>
+        walkLevel(walk, Readable.from([content]), depth, null, innerPrefix, inner),
+      ),
+    );
+  }
   // A message returned inside a report is not walked into (describe-leaf.ts, IN_REPORT): it
   // is one leaf, counted and skipped.
   if (node.contentType === 'message/rfc822' && description.exclusion === null) {
-    if (depth + 1 > walk.limits.maxDepth) {
-      const levels = `${walk.limits.maxDepth} ${walk.limits.maxDepth === 1 ? 'level' : 'levels'}`;
-      throw new RefusalError(
-        'MIME_LIMIT',
-        `attached messages are nested more than ${levels} deep, deeper than this server reads`,
-      );
-    }
+    checkDepth(depth + 1, walk.limits);
     const innerPrefix = description.partNumber.split('.').map(Number);
     const innerBase = passesThrough(encoding) ? position.start : null;
     return trackedSink(walk, transferDecoder(encoding), async (decoded) => {
-      const walked = await walkLevel(walk, decoded, depth + 1, innerBase, innerPrefix);
-      if (walk.spansOfRaw && innerBase !== null && walked !== position.written)
-        throw new Error(
-          `the MIME walk counted ${walked} of the attached message's ${position.written} bytes; its parts cannot be located`,
-        );
+      const walked = await walkLevel(walk, decoded, depth + 1, innerBase, innerPrefix, level);
+      if (walk.spansOfRaw && innerBase !== null)
+        checkCounted(walked, position.written, "the attached message's");
     });
   }
 
   walk.leafCount += 1;
-  if (walk.leafCount > walk.limits.maxParts) {
-    throw new RefusalError(
-      'MIME_LIMIT',
-      `the message has more than the ${walk.limits.maxParts} parts this server reads`,
-    );
-  }
+  checkPartCount(walk.leafCount, walk.limits);
   const leaf = { ...description, index: walk.leafCount - 1, depth };
   const decoder = transferDecoder(encoding);
   // A uuencoded part without a name of its own is named by its `begin` line.
   const nameFromContent = decoder instanceof Uudecoder ? () => decoder.fileName : undefined;
-  const collect = walk.storeBodies && leaf.role === 'body' && depth === 0 ? collectBody : collectLeaf;
+  const topBody = leaf.role === 'body' && depth === 0;
+  if (topBody && typeof walk.storeBodies === 'function') walk.storeBodies = walk.storeBodies();
+  const collect = topBody && walk.storeBodies === true ? collectBody : collectLeaf;
   // A body taken as a document is stored as converted to UTF-8, never as a span.
   const spanned = walk.spansOfRaw && position.start !== null && collect === collectLeaf;
-  const store = spanned ? spanStore(walk.store) : null;
+  const spans = spanned ? leafSpans(walk.store, position, encoding) : null;
   return trackedSink(walk, decoder, async (decoded) => {
     const context = {
-      store: store ?? walk.store,
+      store: spans?.store ?? walk.store,
       maxPartSize: walk.limits.maxPartSize,
       htmlCids: walk.htmlCids,
       storeArchives: walk.storeArchives,
       ...(nameFromContent ? { nameFromContent } : {}),
     };
     const part = await collect(decoded, leaf, context);
-    // Every body byte has passed the decoder by now: the span is complete.
-    if (store?.spanned() && part.stored && position.start !== null) {
-      const start = position.start;
-      walk.store.recordSpan(part.index, { start, end: start + position.written, encoding });
-    }
-    walk.parts.push(part);
+    spans?.record(part);
+    walk.parts.push(within(level, part));
   });
-}
-
-/**
- * The store one leaf of a walk over the raw copy sees: a document is not written (the walk
- * records its span once it ends), a container is, to be opened after DATA.
- */
-function spanStore(store: PartStore): PartStore & { spanned(): boolean } {
-  let spanned = false;
-  return {
-    openPart(index: number, purpose: PartPurpose): PartWriter {
-      if (purpose === 'container') return store.openPart(index, purpose);
-      spanned = true;
-      return { write: async () => undefined, end: async () => undefined, discard: async () => undefined };
-    },
-    recordSpan: (index, span) => store.recordSpan(index, span),
-    spanned: () => spanned,
-  };
 }
 
 function trackedSink(
@@ -368,75 +345,4 @@ function trackedSink(
     (decoded) => consume(decoded),
     (err) => walk.fail(asRefusal(err, walk.limits)),
   );
-}
-
-/** Record every writer opened; its discard() runs once however often it is called. */
-function trackWriters(store: PartStore, writers: PartWriter[]): PartStore {
-  return {
-    recordSpan: (index, span) => store.recordSpan(index, span),
-    openPart(index, purpose) {
-      const writer = store.openPart(index, purpose);
-      let discarding: Promise<void> | null = null;
-      const tracked: PartWriter = {
-        write: (chunk) => writer.write(chunk),
-        end: () => writer.end(),
-        discard: () => {
-          discarding ??= writer.discard();
-          return discarding;
-        },
-      };
-      writers.push(tracked);
-      return tracked;
-    },
-  };
-}
-
-function checkNesting(node: MimeNode): void {
-  let nesting = 0;
-  for (let parent = node.parentNode; parent !== false; parent = parent.parentNode) {
-    nesting += 1;
-    if (nesting > MAX_MULTIPART_NESTING) {
-      throw new RefusalError(
-        'MIME_LIMIT',
-        `multiparts are nested deeper than the ${MAX_MULTIPART_NESTING} levels this server reads`,
-      );
-    }
-  }
-}
-
-/**
- * mailsplit reports both of its limits as an `EMAXLEN` error; name the limit in the reply.
- * Anything else (the source failed, the store failed) passes through unchanged.
- */
-function asRefusal(err: Error, limits: WalkLimits): Error {
-  if ((err as Error & { code?: unknown }).code !== 'EMAXLEN') return err;
-  return /header/i.test(err.message)
-    ? new RefusalError(
-        'MIME_LIMIT',
-        // mailsplit counts a header line as at least 64 bytes: say so, so that a header of many
-        // short lines is not told it is larger than it is.
-        `a MIME header block is larger than the ${limits.maxHeaderBytes} bytes this server reads (a line counts at least 64)`,
-      )
-    : new RefusalError(
-        'MIME_LIMIT',
-        `the message has more MIME parts than the ${limits.maxParts} this server reads`,
-      );
-}
-
-function readTopHeaders(node: MimeNode): Pick<WalkResult, 'messageId' | 'subject' | 'fromHeaders'> {
-  const headers = node.headers;
-  if (headers === false) return { messageId: null, subject: null, fromHeaders: [] };
-  const messageId = headers.getFirst('message-id');
-  const bracketed = /<([^<>]*)>/.exec(messageId)?.[1]?.trim();
-  return {
-    messageId: bracketed || messageId || null,
-    subject: headers.hasHeader('subject') ? libmime.decodeWords(headers.getFirst('subject')) : null,
-    // Unfolding (RFC 5322 2.2.3) removes only the line breaks; the value is otherwise as sent.
-    fromHeaders: headers.get('from').map((line) =>
-      line
-        .slice(line.indexOf(':') + 1)
-        .replace(/\r?\n|\r/g, '')
-        .trim(),
-    ),
-  };
 }

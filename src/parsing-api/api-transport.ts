@@ -27,22 +27,24 @@ export interface ApiTransportOptions {
   logger?: Logger;
   /** Send to an http: base URL that is not loopback (api.allowInsecureHttp); default false. */
   allowInsecureHttp?: boolean;
-  /** Parallel connections to the service; default 8 (the default `upload.concurrency`). */
+  /** Parallel connections to the service; default DEFAULT_CONNECTIONS. */
   connections?: number;
   /** Most response-body bytes read; default 1 MiB. A larger body is reported, not read. */
   maxResponseBytes?: number;
 }
 
 export interface ApiRequest {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Below the base URL, its segments already escaped: `/v3/documents`. */
   path: string;
   /** Query parameters, in this order, before `snake_case`. */
   query?: Readonly<Record<string, string>>;
-  /** Ask for the answer in snake_case (`?snake_case=true`, parsing-api.md §4.2); default false. */
+  /** Ask for the answer in snake_case (`?snake_case=true`, docs/parsing-api.md); default false. */
   snakeCase?: boolean;
   /** A multipart form, or a value sent as `application/json`. */
   body?: FormData | { json: unknown };
+  /** Headers besides the key, accept and content type (e.g. a resthook's X-Hook-Secret). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface ApiTransport {
@@ -57,6 +59,12 @@ export interface ApiTransport {
 
 /** 1 MiB: a Document without `data` or a Workspace is a few KiB; error pages are smaller still. */
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/**
+ * Connections of a client built without a count (a test, a script; the uploader passes
+ * upload.concurrency, the workspace commands 2): 8 requests in flight, then undici queues.
+ */
+const DEFAULT_CONNECTIONS = 8;
 
 /** undici's own timeout codes, all reported as `TIMEOUT` so the classifier has one name. */
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -82,7 +90,7 @@ export function createApiTransport(options: ApiTransportOptions): ApiTransport {
   const logger = options.logger?.child({ component: 'parsing-api-client', origin: base.origin });
   const authorization = `Bearer ${options.apiKey}`;
   const pool = new Pool(base.origin, {
-    connections: options.connections ?? 8,
+    connections: options.connections ?? DEFAULT_CONNECTIONS,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
     connect: { lookup: localhostLookup },
@@ -91,7 +99,7 @@ export function createApiTransport(options: ApiTransportOptions): ApiTransport {
 
   return {
     baseUrl: `${base.origin}${base.pathPrefix}`,
-    async request({ method, path: below, query, snakeCase, body }) {
+    async request({ method, path: below, query, snakeCase, body, headers: extra }) {
       const search = new URLSearchParams(query);
       if (snakeCase === true) search.set('snake_case', 'true');
       const path = `${base.pathPrefix}${below}${search.size > 0 ? `?${search}` : ''}`;
@@ -102,6 +110,7 @@ export function createApiTransport(options: ApiTransportOptions): ApiTransport {
           path,
           method,
           headers: {
+            ...extra,
             authorization,
             accept: 'application/json',
             ...(json === undefined ? {} : { 'content-type': 'application/json' }),

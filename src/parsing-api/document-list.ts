@@ -3,7 +3,8 @@ import type { ApiRequest, ApiTransport } from './api-transport.ts';
 import { camelizeKeys, type Document, documentMetaSchema, documentSchema } from './document-schema.ts';
 
 /**
- * `GET /v3/documents?custom_identifier=…` (parsing-api-facts.md), read without guessing.
+ * `GET /v3/documents?custom_identifier=…` (docs/parsing-api.md, "Finding an earlier upload"),
+ * read without guessing.
  * The spec fixes neither the page nor the item shape, so the reading takes what the service
  * plausibly sends and reports everything else instead of dropping it:
  * - a page is the Django REST framework envelope `{count, next, previous, results}` or,
@@ -111,10 +112,23 @@ export function nextPageRequest(
   if (answer.kind !== 'response' || answer.status < 200 || answer.status >= 300) return undefined;
   const page = readListPage(answer.body);
   if (!page.readable || page.next === null) return undefined;
+  return linkedPageRequest(page.next, baseUrl, current);
+}
+
+/**
+ * The request for the page `link` names (absolute, or relative to the current page's URL),
+ * or undefined when it points to another origin or outside the base URL's path: the key goes
+ * nowhere but the configured service.
+ */
+export function linkedPageRequest(
+  link: string,
+  baseUrl: string,
+  current: ApiRequest,
+): ApiRequest | undefined {
   const base = new URL(baseUrl);
   const pathPrefix = base.pathname.replace(/\/+$/, '');
   const here = new URL(`${base.origin}${pathPrefix}${current.path}?${new URLSearchParams(current.query)}`);
-  const next = URL.parse(page.next, here.href);
+  const next = URL.parse(link, here.href);
   if (next === null || next.origin !== base.origin || !next.pathname.startsWith(`${pathPrefix}/`))
     return undefined;
   return {
@@ -125,7 +139,7 @@ export function nextPageRequest(
   };
 }
 
-/** `workspace: "ws-1"` read as `{identifier: "ws-1"}`, the shape of parsing-api.md §2.8. */
+/** `workspace: "ws-1"` read as `{identifier: "ws-1"}`, the shape a Document's meta has. */
 function withWorkspaceObject(meta: unknown): unknown {
   if (!isPlainObject(meta) || typeof meta.workspace !== 'string') return meta;
   return { ...meta, workspace: { identifier: meta.workspace } };

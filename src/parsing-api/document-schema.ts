@@ -2,7 +2,7 @@ import { z } from 'zod/mini';
 
 /**
  * The response bodies of the parsing API that the uploader reads: the Document parse result
- * (parsing-api.md §2.8) and the RequestError of failed requests (parsing-api-facts.md).
+ * (docs/parsing-api.md, "The Document") and the RequestError of failed requests ("RequestError").
  *
  * Tolerant by design: unknown fields are stripped, and every field the spec does not mark
  * required may be absent or null (an OpenAPI-generated server writes `null` for unset
@@ -72,7 +72,7 @@ const documentCamelSchema = z.object({
 });
 
 /**
- * The Document in either casing: with `?snake_case=true` (parsing-api.md §4.2) the service
+ * The Document in either casing: with `?snake_case=true` (docs/parsing-api.md) the service
  * writes `ready_dt`, `error_code`, `warning_detail`. Keys are turned back into camelCase
  * before validation, so there is one schema and one type; camelCase keys pass unchanged.
  * `data`, the parse result, is left as it is: the gateway never reads it.

@@ -23,7 +23,7 @@ export interface UploadDocumentInput {
   contentType: string;
   /** Form fields already encoded (booleans as "true"/"false"); a name may repeat. */
   fields: ReadonlyArray<readonly [name: string, value: string]>;
-  /** Ask for the answer in snake_case (`?snake_case=true`, parsing-api.md §4.2); default false. */
+  /** Ask for the answer in snake_case (`?snake_case=true`, docs/parsing-api.md); default false. */
   snakeCase?: boolean;
 }
 
@@ -52,7 +52,7 @@ export function createParsingApiClient(options: ParsingApiClientOptions): Parsin
     uploadDocument(input) {
       const form = new FormData();
       for (const [name, value] of input.fields) form.append(name, value);
-      // The service's clients send the name twice: on the part and as a field (facts file).
+      // The service's clients send the name twice: on the part and as a field (docs/parsing-api.md).
       if (!input.fields.some(([name]) => name === 'fileName')) form.append('fileName', input.fileName);
       form.append('file', new File([input.file], input.fileName, { type: input.contentType }));
       return transport.request({

@@ -1,7 +1,7 @@
 import { z } from 'zod/mini';
 
 /**
- * The Workspace as the service returns it (parsing-api.md §2.1), read tolerantly as the
+ * The Workspace as the service returns it (docs/parsing-api.md, "Workspaces"), read tolerantly as the
  * uploader reads Documents: fields the commands do not use pass through untouched (so
  * `workspace get` prints everything the service sent), and only `identifier` is insisted
  * on. `ingestEmail` and `whitelistIngestAddresses` are the two `workspace sync` compares.
@@ -16,7 +16,7 @@ export const serviceWorkspaceSchema = z.looseObject({
 
 export type ServiceWorkspace = z.infer<typeof serviceWorkspaceSchema>;
 
-/** The body of `PATCH /v3/workspaces/{identifier}` (§4.1); every field optional. */
+/** The body of `PATCH /v3/workspaces/{identifier}`; every field optional. */
 export interface WorkspaceUpdate {
   name?: string;
   visibility?: 'organization' | 'private';
@@ -27,6 +27,6 @@ export interface WorkspaceUpdate {
   documentTypes?: string[];
   /** null: any sender. */
   whitelistIngestAddresses?: string[] | null;
-  /** The document splitter's identifier (§2.7). */
+  /** The document splitter's identifier. */
   documentSplitter?: string;
 }

@@ -6,7 +6,7 @@ import { type ServiceWorkspace, serviceWorkspaceSchema, type WorkspaceUpdate } f
 
 /**
  * The workspace calls of the parsing API: `GET` and `PATCH /v3/workspaces/{identifier}`
- * (parsing-api.md §4.1, parsing-api-facts.md "Workspaces"), for the `workspace` commands.
+ * (docs/parsing-api.md, "Workspaces"), for the `workspace` commands.
  * They share the uploader's transport (api-transport.ts: its base-URL policy, bearer key,
  * deadline and bounded body) but not its way of reporting: a person at a terminal gets the
  * Workspace or a WorkspaceApiError that says what the service answered, never the key.

@@ -6,8 +6,10 @@ import type { KeySpace } from '../record/keys.ts';
 import type { MessageIndex } from '../record/message-index.ts';
 import { type MessageLedger, recordFields } from '../record/message-ledger.ts';
 import type { AttachmentEntry, MessageSummary } from '../record/message-record.ts';
-import type { IncomingMessage } from './message-store.ts';
-import type { RedisClient } from './redis-connections.ts';
+import type { RedisClient } from '../redis/connections.ts';
+import type { IncomingMessage } from '../store/message-store.ts';
+import type { EventAnnouncer } from './announce-events.ts';
+import type { NoticeTrigger } from './notice-queue.ts';
 import { type UploadJobData, uploadJobId } from './upload-queue.ts';
 
 /** A message that passed every check, ready to be committed. */
@@ -46,8 +48,14 @@ export interface ProducerOptions {
   logger: Logger;
   /** retention.messages: seconds the message's keys live after the commit. */
   messageTtlSeconds: number;
+  /** retention.held: seconds a held message's keys live after the commit, unless it is released. */
+  heldTtlSeconds: number;
   /** Milliseconds to wait for an AOF fsync (WAITAOF) before 250; null: do not wait. */
   waitAofTimeout: number | null;
+  /** Announces `message.accepted` (or `message.held`) to the webhooks that asked for it; absent: nothing is announced. */
+  announcer?: EventAnnouncer;
+  /** Told of each held message, for a notice to its sender (src/notices); absent: none. */
+  notices?: NoticeTrigger;
 }
 
 /** How long a delivery is remembered for duplicate detection: sending servers give up after 5 days. */
@@ -95,26 +103,62 @@ export function createProducer(options: ProducerOptions): Producer {
   function jobsOf(messageId: string, entries: readonly AttachmentEntry[]) {
     return entries
       .filter((entry) => entry.workspace !== null && entry.state === 'queued')
-      .map((entry) => ({
-        name: 'upload',
-        data: {
+      .map((entry) => uploadJobOf(messageId, entry));
+  }
+
+  /**
+   * `message.accepted` once per workspace the message reached, with that workspace's documents
+   * and the parts no workspace took (skipped, with the reason); a held message is announced
+   * `message.held` instead, once, for the workspace whose policy holds it, with the reason.
+   * Announced before the record is marked enqueued, so a repeated delivery that finishes this
+   * one announces what is missing.
+   */
+  function messageEvents(
+    messageId: string,
+    summary: Pick<MessageSummary, 'receivedAt' | 'state' | 'hold'>,
+    entries: readonly AttachmentEntry[],
+  ): Promise<void>[] {
+    const announcer = options.announcer;
+    if (!announcer) return [];
+    const { receivedAt } = summary;
+    const of = (workspace: string) =>
+      entries.filter((entry) => entry.workspace === workspace || entry.workspace === null);
+    if (summary.state === 'held' && summary.hold) {
+      const { workspace, reason } = summary.hold;
+      return [
+        announcer.announce({
+          event: 'message.held',
           messageId,
-          entry: entry.entry,
-          workspace: entry.workspace ?? '',
-          sha256: entry.sha256,
-          fileName: entry.fileName,
-          contentType: entry.detectedType ?? entry.contentType,
-          size: entry.size,
-        } satisfies UploadJobData,
-        opts: { jobId: uploadJobId(messageId, entry.entry) },
-      }));
+          workspace,
+          payload: { receivedAt, reason, attachments: of(workspace) },
+        }),
+      ];
+    }
+    const workspaces = new Set(
+      entries.flatMap((entry) => (entry.workspace === null ? [] : [entry.workspace])),
+    );
+    return [...workspaces].map((workspace) =>
+      announcer.announce({
+        event: 'message.accepted',
+        messageId,
+        workspace,
+        payload: { receivedAt, attachments: of(workspace) },
+      }),
+    );
+  }
+
+  /** The held message's notice, queued before the record is marked enqueued, as its events are. */
+  function heldNotice(messageId: string, summary: Pick<MessageSummary, 'state' | 'hold'>): Promise<void>[] {
+    if (!options.notices || summary.state !== 'held' || !summary.hold) return [];
+    return [options.notices.held(messageId, summary.hold.workspace)];
   }
 
   async function finish(
     messageId: string,
-    receivedAt: string,
+    summary: Pick<MessageSummary, 'receivedAt' | 'state' | 'hold'>,
     entries: readonly AttachmentEntry[],
   ): Promise<void> {
+    const { receivedAt } = summary;
     // One add per job, not addBulk: BullMQ queues a bulk on an ioredis pipeline, which sends
     // its script's whole text (EVAL) with every message, where add() sends its hash
     // (EVALSHA). The jobs need no transaction of their own: their ids are stable, and a
@@ -125,6 +169,8 @@ export function createProducer(options: ProducerOptions): Producer {
     await Promise.all([
       index.add(messageId, receivedAt),
       ...jobsOf(messageId, entries).map((job) => queue.add(job.name, job.data, job.opts)),
+      ...messageEvents(messageId, summary, entries),
+      ...heldNotice(messageId, summary),
     ]);
     await ledger.markEnqueued(messageId);
   }
@@ -137,7 +183,8 @@ export function createProducer(options: ProducerOptions): Producer {
     const refs = new Map<string, number[]>();
     const blobSource = new Map<string, number>();
     for (const entry of entries) {
-      if (entry.workspace === null || entry.state !== 'queued') continue;
+      // A held document keeps its bytes too: releasing it uploads them (held-mail.ts).
+      if (entry.workspace === null || (entry.state !== 'queued' && entry.state !== 'held')) continue;
       refs.set(entry.sha256, [...(refs.get(entry.sha256) ?? []), entry.entry]);
       if (!blobSource.has(entry.sha256)) blobSource.set(entry.sha256, entry.part);
     }
@@ -146,7 +193,8 @@ export function createProducer(options: ProducerOptions): Producer {
     // Each key written is given its expiry once, and only keys this commit writes: a document
     // is a blob or a span, never both (an EXPIRE of the other, absent key was two commands of
     // ten per 100 KB message).
-    const ttl = options.messageTtlSeconds;
+    // Held mail lives retention.held unless released (which gives it retention.messages).
+    const ttl = message.summary.state === 'held' ? options.heldTtlSeconds : options.messageTtlSeconds;
     const multi = redis.multi();
     for (const [sha256, part] of blobSource) {
       const key = partKeys.get(part);
@@ -183,7 +231,7 @@ export function createProducer(options: ProducerOptions): Producer {
         const earlier = earlierId === null ? null : await ledger.read(earlierId);
         if (earlierId !== null && earlier) {
           await message.incoming.discard();
-          if (earlier.status !== 'enqueued') await finish(earlierId, earlier.receivedAt, earlier.attachments);
+          if (earlier.status !== 'enqueued') await finish(earlierId, earlier, earlier.attachments);
           if (options.waitAofTimeout !== null)
             await waitForFsync([redis, options.queueRedis], options.waitAofTimeout);
           log.info({ queueId: earlierId }, 'repeated delivery of an accepted message');
@@ -214,11 +262,30 @@ export function createProducer(options: ProducerOptions): Producer {
       }
       // The record exists now: remember the delivery for as long as senders retry.
       await redis.set(deliveryKey, id, 'EX', deliveryMemorySeconds);
-      await finish(id, message.summary.receivedAt, message.entries);
+      await finish(id, message.summary, message.entries);
       if (options.waitAofTimeout !== null)
         await waitForFsync([redis, options.queueRedis], options.waitAofTimeout);
       return { messageId: message.incoming.messageId, duplicate: false };
     },
+  };
+}
+
+/** The upload job of one entry, with its stable id: as the intake enqueues it, and a release. */
+export function uploadJobOf(messageId: string, entry: AttachmentEntry) {
+  return {
+    name: 'upload',
+    data: {
+      messageId,
+      entry: entry.entry,
+      workspace: entry.workspace ?? '',
+      ...(entry.subaddress === undefined ? {} : { subaddress: entry.subaddress }),
+      ...(entry.documentType === undefined ? {} : { documentType: entry.documentType }),
+      sha256: entry.sha256,
+      fileName: entry.fileName,
+      contentType: entry.detectedType ?? entry.contentType,
+      size: entry.size,
+    } satisfies UploadJobData,
+    opts: { jobId: uploadJobId(messageId, entry.entry) },
   };
 }
 

@@ -1,9 +1,7 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Logger } from '../logger.ts';
 import { type QueueDepth, queueStates } from '../metrics.ts';
-import type { KeySpace } from '../record/keys.ts';
-import type { RedisClient } from './redis-connections.ts';
-import { uploadQueueName } from './upload-queue.ts';
+import type { UploadJobData } from './upload-queue.ts';
 
 /**
  * The upload queue's depth for the metrics scrape: job counts by state and the age of the
@@ -13,13 +11,15 @@ import { uploadQueueName } from './upload-queue.ts';
  */
 
 export interface QueueDepthOptions {
-  /** The intake connection: no offline queue, so a read fails at once while Redis is away. */
-  connection: RedisClient;
-  keys: KeySpace;
+  /**
+   * The upload queue on a fail-fast connection (no offline queue), so a read fails at once
+   * while Redis is away.
+   */
+  queue: Queue<UploadJobData>;
   logger: Logger;
-  /** Milliseconds one reading serves later scrapes; default 5000. */
+  /** Milliseconds one reading serves later scrapes; default CACHE_MS. */
   cacheMs?: number;
-  /** Milliseconds a reading may take before the scrape goes on without it; default 1000. */
+  /** Milliseconds a reading may take before the scrape goes on without it; default TIMEOUT_MS. */
   timeoutMs?: number;
   /** Epoch milliseconds; injected for tests, default Date.now. */
   now?: () => number;
@@ -28,23 +28,20 @@ export interface QueueDepthOptions {
 export interface QueueDepthReader {
   /** The depth, or null when Redis did not answer in time. */
   read(): Promise<QueueDepth | null>;
-  /** Idempotent. */
-  close(): Promise<void>;
 }
 
+/** 5 s: scrapes closer together than that, from one Prometheus or several, share one reading. */
+const CACHE_MS = 5000;
+/** 1 s: a scrape answers within a second even with Redis away. */
+const TIMEOUT_MS = 1000;
+
 export function createQueueDepthReader(options: QueueDepthOptions): QueueDepthReader {
-  const { cacheMs = 5000, timeoutMs = 1000 } = options;
+  const { cacheMs = CACHE_MS, timeoutMs = TIMEOUT_MS } = options;
   const now = options.now ?? Date.now;
   const log = options.logger.child({ component: 'queue-depth' });
-  // A reader of its own on the intake connection: in the worker role there is no producer's queue.
-  const queue = new Queue(uploadQueueName, {
-    connection: options.connection,
-    prefix: options.keys.queuePrefix,
-  });
-  queue.on('error', (err) => log.debug({ err }, 'queue depth reader error'));
+  const { queue } = options;
   let cached: { at: number; depth: Promise<QueueDepth | null> } | undefined;
   let failing = false;
-  let closing: Promise<void> | undefined;
 
   async function readNow(): Promise<QueueDepth> {
     const [counts, oldest] = await Promise.all([
@@ -88,10 +85,6 @@ export function createQueueDepthReader(options: QueueDepthOptions): QueueDepthRe
       const at = now();
       if (!cached || at - cached.at >= cacheMs) cached = { at, depth: readInTime() };
       return cached.depth;
-    },
-    close() {
-      closing ??= queue.close();
-      return closing;
     },
   };
 }

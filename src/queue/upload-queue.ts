@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { KeySpace } from '../record/keys.ts';
-import type { RedisClient } from './redis-connections.ts';
+import type { RedisClient } from '../redis/connections.ts';
 
 /** BullMQ queue name; its keys are `<prefix>:{queue}:uploads:…`. */
 export const uploadQueueName = 'uploads';
@@ -10,6 +10,10 @@ export interface UploadJobData {
   messageId: string;
   entry: number;
   workspace: string;
+  /** The subaddress tag the workspace was reached by: its upload fields apply; absent: none. */
+  subaddress?: string;
+  /** The document type whose address the workspace was reached by: sent as `documentType`; absent: none. */
+  documentType?: string;
   sha256: string;
   fileName: string;
   /** The canonical MIME type of the detected document type, sent on the file part. */

@@ -8,7 +8,7 @@
  * transaction spans two tags.
  */
 export interface MessageKeys {
-  /** The e-mail as received: a hash of fixed-size chunks (src/queue/raw-copy.ts). */
+  /** The e-mail as received: a hash of fixed-size chunks (src/store/raw-copy.ts). */
   raw: string;
   /** The decoded bytes of leaf `index` while the message arrives (renamed to its blob at commit). */
   part(index: number): string;
@@ -37,10 +37,42 @@ export interface KeySpace {
    * GET /v1/messages newest first. Its own hash tag: it is written after the message's MULTI.
    */
   messageIndex: string;
+  /** The refusal log: a capped stream of refused connections, senders, recipients and messages (refusal-log.ts). */
+  refusalLog: string;
+  /** The notices sent to one sender in the last hour (src/notices/sender-rate.ts), by a digest of the address. */
+  noticeRate(senderDigest: string): string;
   /** Pub/sub channel told the message id whenever an attachment reaches a final state. */
   settledChannel: string;
   /** Prefix handed to BullMQ: its keys become `<prefix>:{queue}:<name>:…`. */
   queuePrefix: string;
+  /**
+   * Senders allowed at a release (a hash: `<workspace>\n<rule>` → when and by which message),
+   * which every instance adds to the workspace's allow-list.
+   */
+  allowedSenders: string;
+  /** Held while one instance changes a workspace's allow-list on the parsing service. */
+  allowListLock(workspace: string): string;
+  /** The route table read from the parsing service (discovery), shared by every instance. */
+  discoveryTable: string;
+  /** Held by the one instance reading the service now, for `discovery.every`. */
+  discoveryLock: string;
+  /** Parse events pushed by the service (trackCompletion via resthook); one hash tag for all. */
+  resthooks: ResthookKeys;
+}
+
+export interface ResthookKeys {
+  /** Held by the one instance that makes or removes subscriptions (SET NX with an expiry). */
+  lock: string;
+  /** The set of workspaces that have subscriptions. */
+  workspaces: string;
+  /** A workspace's subscriptions and its organization's signing key (JSON). */
+  workspace(identifier: string): string;
+  /** The handshake's secret, written while a subscription is being made, for its maker to confirm. */
+  handshake: string;
+  /** An outcome pushed before its document's upload was recorded, until the upload takes it (JSON). */
+  pending(documentIdentifier: string): string;
+  /** A delivery already taken, by the digest of its signature (expires after the accepted age). */
+  seen(digest: string): string;
 }
 
 export function createKeySpace(prefix: string): KeySpace {
@@ -60,7 +92,21 @@ export function createKeySpace(prefix: string): KeySpace {
     document: (documentIdentifier) => `${prefix}:doc:{${documentIdentifier}}`,
     delivery: (contentHash) => `${prefix}:delivery:{${contentHash}}`,
     messageIndex: `${prefix}:{messages}:index`,
+    refusalLog: `${prefix}:{refusals}:log`,
+    noticeRate: (senderDigest) => `${prefix}:notice-rate:{${senderDigest}}`,
     settledChannel: `${prefix}:settled`,
     queuePrefix: `${prefix}:{queue}`,
+    allowedSenders: `${prefix}:{allowed-senders}`,
+    allowListLock: (workspace) => `${prefix}:allow-list-lock:{${workspace}}`,
+    discoveryTable: `${prefix}:{discovery}:table`,
+    discoveryLock: `${prefix}:{discovery}:lock`,
+    resthooks: {
+      lock: `${prefix}:{resthooks}:lock`,
+      workspaces: `${prefix}:{resthooks}:workspaces`,
+      workspace: (identifier) => `${prefix}:{resthooks}:workspace:${identifier}`,
+      handshake: `${prefix}:{resthooks}:handshake`,
+      pending: (documentIdentifier) => `${prefix}:{resthooks}:pending:${documentIdentifier}`,
+      seen: (digest) => `${prefix}:{resthooks}:seen:${digest}`,
+    },
   };
 }

@@ -1,6 +1,8 @@
+import type { z } from 'zod/mini';
 import { RefusalError } from '../errors.ts';
 import type { AllowListMatcher } from './compile-allow-list.ts';
 import type { FromHeaderResult } from './parse-from-header.ts';
+import type { workspaceDecisionSchema } from './sender-authentication-schema.ts';
 import {
   evaluateSender,
   type SenderAuthentication,
@@ -10,17 +12,7 @@ import {
 import type { SenderAuthenticationMode, SenderWorkspace } from './sender-settings-schema.ts';
 
 /** One addressed workspace's answer to the sender, as the message record keeps it. */
-export interface WorkspaceDecision {
-  identifier: string;
-  /** Whether the sender was admitted: authenticated as the workspace asks, then by its allow-list. */
-  admitted: boolean;
-  reason: string | null;
-  /**
-   * The workspace's senderAuthentication (its own or auth.senderAuthentication) when it is not
-   * off; absent for off, so records of workspaces that do not authenticate read as before.
-   */
-  senderAuthentication?: Exclude<SenderAuthenticationMode, 'off'>;
-}
+export type WorkspaceDecision = z.output<typeof workspaceDecisionSchema>;
 
 /**
  * A workspace mail is addressed to, with its allow-list compiled once: what routing a
@@ -48,6 +40,12 @@ export interface AdmitSenderInput {
 export interface AdmitSenderResult {
   decisions: WorkspaceDecision[];
   authentication: SenderAuthentication | null;
+  /**
+   * The workspaces that hold the message for want of a listed sender (`unlistedSenders: hold`),
+   * in order, when none admits it: it is kept for them, nothing uploaded until it is released.
+   * Empty when some workspace admits the sender.
+   */
+  holdingFor: string[];
 }
 
 /** The mode a workspace uses: its own, else the configured default. */
@@ -71,7 +69,9 @@ export function needsAuthentication(
  * - any workspace's authentication hit a DNS failure: SENDER_AUTHENTICATION_TEMPFAIL (451),
  *   even if another admits, so no workspace loses a message the sender would deliver again;
  * - no workspace admits, one for want of authentication: SENDER_NOT_AUTHENTICATED (550 5.7.1);
- * - no workspace admits: SENDER_NOT_ADMITTED (550 5.7.1), as before authentication existed.
+ * - no workspace admits: SENDER_NOT_ADMITTED (550 5.7.1), as before authentication existed,
+ *   unless a workspace whose allow-list alone refused the sender holds unlisted senders
+ *   (`unlistedSenders: hold`): then the result names the workspaces holding it.
  */
 export function admitSender(input: AdmitSenderInput): AdmitSenderResult {
   const { sender, defaultMode } = input;
@@ -97,6 +97,7 @@ export function admitSender(input: AdmitSenderInput): AdmitSenderResult {
 
   let temporary: string | null = null;
   let unauthenticated: string | null = null;
+  const holdingFor: string[] = [];
   const decisions = input.workspaces.map((gate): WorkspaceDecision => {
     const mode = senderAuthenticationOf(gate, defaultMode);
     const decision = (admitted: boolean, reason: string | null): WorkspaceDecision => ({
@@ -117,15 +118,18 @@ export function admitSender(input: AdmitSenderInput): AdmitSenderResult {
       }
     }
     const rules = gate.config.whitelistIngestAddresses;
-    // An open workspace admits any sender (DESIGN.md), even one whose From says nothing usable.
+    // An open workspace admits any sender (docs/architecture.md), even one whose From says nothing usable.
     if (!rules || rules.length === 0) return decision(true, null);
     if (!sender.ok) return decision(false, sender.reason);
     const admitted = gate.admits(sender.address);
+    if (!admitted && gate.config.unlistedSenders === 'hold') holdingFor.push(gate.config.identifier);
     return decision(admitted, admitted ? null : 'sender not in the allow-list');
   });
 
   if (temporary !== null) throw new RefusalError('SENDER_AUTHENTICATION_TEMPFAIL', temporary);
+  const authentication = evidence === null ? null : { fromDomain, results: evidence.results, verdicts };
   if (!decisions.some((decision) => decision.admitted)) {
+    if (unauthenticated === null && holdingFor.length > 0) return { decisions, authentication, holdingFor };
     if (unauthenticated !== null) throw new RefusalError('SENDER_NOT_AUTHENTICATED', unauthenticated);
     // The reply says which check failed, never which rule would have passed.
     const why = sender.ok
@@ -133,6 +137,5 @@ export function admitSender(input: AdmitSenderInput): AdmitSenderResult {
       : `sender not admitted: ${sender.reason}`;
     throw new RefusalError('SENDER_NOT_ADMITTED', why);
   }
-  const authentication = evidence === null ? null : { fromDomain, results: evidence.results, verdicts };
-  return { decisions, authentication };
+  return { decisions, authentication, holdingFor: [] };
 }

@@ -1,63 +1,23 @@
 import type { ARCChainEntry, AuthenticateResult } from 'mailauth';
 import { z } from 'zod/mini';
 import { normalizeDomain } from './normalize-address.ts';
+import type {
+  arcFirstHopSchema,
+  arcResultSchema,
+  authenticationResultsSchema,
+  dkimSignatureResultSchema,
+  dmarcResultSchema,
+} from './sender-authentication-schema.ts';
 
 /**
  * What mailauth found, reduced to what the sender policy decides on and the message record
- * shows. Domains are normalised as the allow-list compares them (lower case, A-labels, no
- * trailing dot); results are RFC 8601 result keywords (`pass`, `fail`, `temperror`, …).
+ * shows; sender-authentication-schema.ts defines the shapes.
  */
-export interface AuthenticationResults {
-  /** SPF for the MAIL FROM domain (the HELO name for a null sender), RFC 7208. */
-  spf: { result: string; domain: string | null };
-  /** One entry per DKIM-Signature; empty when the message is not signed. */
-  dkim: DkimSignatureResult[];
-  /** null when DMARC could not be evaluated (no single From domain). */
-  dmarc: DmarcResult | null;
-  /** null when the message carries no ARC set. */
-  arc: ArcResult | null;
-}
-
-export interface DkimSignatureResult {
-  result: string;
-  /** The d= domain. */
-  domain: string | null;
-  selector: string | null;
-  /** Body bytes an l= tag leaves unsigned: content anyone may have appended. 0 when all is signed. */
-  unsignedBodyBytes: number;
-  comment: string | null;
-}
-
-export interface DmarcResult {
-  result: string;
-  /** The author domain DMARC evaluated (header.from). */
-  fromDomain: string | null;
-  /** The policy that applies (p=, sp= or np=); null without a record. */
-  policy: string | null;
-  /** The SPF domain that aligned, if any. */
-  spfAligned: string | null;
-  /** The DKIM d= domain that aligned, preferring signatures that cover the whole body. */
-  dkimAligned: string | null;
-  /** Body bytes the aligned DKIM signature leaves unsigned (l=); 0 when it covers the body. */
-  dkimUnsignedBodyBytes: number;
-}
-
-export interface ArcResult {
-  /** `pass`: every seal and the newest ARC-Message-Signature verify (RFC 8617 §5.2). */
-  result: string;
-  comment: string | null;
-  /** The d= of each ARC-Seal, instance 1 first (`(no valid d=)` where there is none). */
-  sealers: string[];
-  /** What the first ARC participant recorded in its ARC-Authentication-Results (i=1). */
-  firstHop: ArcFirstHop | null;
-}
-
-export interface ArcFirstHop {
-  authservId: string | null;
-  spf: { result: string; mailFromDomain: string | null } | null;
-  dkim: Array<{ result: string; domain: string | null }>;
-  dmarc: { result: string; fromDomain: string | null } | null;
-}
+export type AuthenticationResults = z.output<typeof authenticationResultsSchema>;
+export type DkimSignatureResult = z.output<typeof dkimSignatureResultSchema>;
+export type DmarcResult = z.output<typeof dmarcResultSchema>;
+export type ArcResult = z.output<typeof arcResultSchema>;
+export type ArcFirstHop = z.output<typeof arcFirstHopSchema>;
 
 /** Parses one ARC-Authentication-Results header field (mailauth's RFC 8601 parser, loaded with it). */
 export type HeaderParser = (line: Buffer | string) => { parsed: unknown };

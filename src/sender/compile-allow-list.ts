@@ -17,7 +17,7 @@ export class AllowListRuleError extends Error {
 export type AllowListMatcher = (address: NormalizedAddress) => boolean;
 
 /**
- * Plain wildcards only (DESIGN.md, ingest rule 2). A leading `!` or `#`, braces and extglobs
+ * Plain wildcards only (docs/architecture.md, "The sender check"). A leading `!` or `#`, braces and extglobs
  * would otherwise widen a rule in ways a reader of the list does not expect; the rule text
  * refuses them too, so they are never silently read as literal characters either. The
  * platform is fixed so a `\` escapes the same way on every machine.

@@ -13,10 +13,10 @@ export interface Mailauth {
 }
 
 /**
- * Loads mailauth. It is imported here, on the first message that needs authentication, and
- * nowhere statically: with what it brings (tldts's Public Suffix List and Joi, about 21 MiB
- * RSS), loading it at start would cost every daemon whose workspaces all leave
- * senderAuthentication `off`, the default.
+ * Loads mailauth. It is imported here, at start when a workspace authenticates senders (else on
+ * the first message that needs it), and nowhere statically: with what it brings (tldts's Public
+ * Suffix List and Joi, about 21 MiB RSS), loading it always would cost every daemon whose
+ * workspaces all leave senderAuthentication `off`, the default.
  */
 export async function loadMailauth(): Promise<Mailauth> {
   const [main, tools, headers] = await Promise.all([

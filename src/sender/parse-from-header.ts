@@ -28,7 +28,7 @@ const ADDR_SPEC_SHAPE = /^[^\s<>()[\]\\,;:"]+$/u;
 
 /**
  * The one header From address of a message, the address the allow-list is checked against
- * (DESIGN.md, ingest rule 2). `values` are the raw values of every From header, unfolded and
+ * (docs/architecture.md, "The sender check"). `values` are the raw values of every From header, unfolded and
  * not decoded: the display name is never read, so an encoded word that decodes to an address
  * cannot pass for one.
  *

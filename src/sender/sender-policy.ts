@@ -1,13 +1,10 @@
+import type { z } from 'zod/mini';
 import type { ArcResult, AuthenticationResults } from './authentication-results.ts';
+import type { senderAuthenticationSchema, senderVerdictSchema } from './sender-authentication-schema.ts';
 import type { SenderAuthenticationMode } from './sender-settings-schema.ts';
 
-export type SenderVerdict =
-  /** `domain` is the domain that authenticated the From domain; `via` the check that did. */
-  | { outcome: 'pass'; via: 'spf' | 'dkim' | 'dmarc' | 'arc'; domain: string }
-  /** `reason` completes the 550 5.7.1 reply: which check failed, never which rule would pass. */
-  | { outcome: 'fail'; reason: string }
-  /** A DNS lookup the answer depends on failed; `reason` completes the 451 4.7.0 reply. */
-  | { outcome: 'temperror'; reason: string };
+/** How the results judge the From domain under one mode (sender-authentication-schema.ts). */
+export type SenderVerdict = z.output<typeof senderVerdictSchema>;
 
 export interface SenderPolicyInput {
   mode: Exclude<SenderAuthenticationMode, 'off'>;
@@ -165,10 +162,4 @@ function partialSignatureNote(input: SenderPolicyInput): string | null {
 }
 
 /** What the message record keeps of a message's sender authentication. */
-export interface SenderAuthentication {
-  /** The header From domain the results were judged for; null when the From is unusable. */
-  fromDomain: string | null;
-  results: AuthenticationResults;
-  /** The verdict under each mode the addressed workspaces use. */
-  verdicts: Partial<Record<Exclude<SenderAuthenticationMode, 'off'>, SenderVerdict>>;
-}
+export type SenderAuthentication = z.output<typeof senderAuthenticationSchema>;

@@ -27,6 +27,9 @@ export function senderAuthenticationMode() {
   });
 }
 
+/** What a workspace does with mail from a sender its allow-list does not name. */
+export const UNLISTED_SENDER_POLICIES = ['refuse', 'hold'] as const;
+
 /** The `auth` section. */
 export const authSettingsSchema = z.strictObject({
   /**
@@ -113,9 +116,19 @@ export const senderWorkspaceFields = {
    * absent: auth.senderAuthentication.
    */
   senderAuthentication: z.optional(senderAuthenticationMode()),
+  /**
+   * What a sender its allow-list does not name gets: `refuse` (550 5.7.1) or `hold` (250; the
+   * message is kept, nothing uploaded, until it is released or discarded); default refuse.
+   * A sender that fails authentication is refused either way.
+   */
+  unlistedSenders: z._default(z.enum(UNLISTED_SENDER_POLICIES), 'refuse'),
 };
 
-const senderWorkspaceSchema = z.object({ identifier: nonEmptyString(), ...senderWorkspaceFields });
+const senderWorkspaceSchema = z.object({
+  identifier: nonEmptyString(),
+  ...senderWorkspaceFields,
+  unlistedSenders: z.optional(z.enum(UNLISTED_SENDER_POLICIES)),
+});
 
-/** A workspace as the sender check sees it. */
+/** A workspace as the sender check sees it (`unlistedSenders` absent: refuse). */
 export type SenderWorkspace = DeepReadonly<z.output<typeof senderWorkspaceSchema>>;

@@ -28,6 +28,7 @@ export function classifyConnectionError(err: Error): ConnectionError {
     shape.meta?.stage === 'connect' ||
     code === 'TLSError' ||
     code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ||
+    code === 'ERR_TLS_RENEGOTIATION_DISABLED' ||
     (code?.startsWith('ERR_SSL_') ?? false);
   if (tls) {
     // The library's own message is generic; the OpenSSL one it replaced says why.

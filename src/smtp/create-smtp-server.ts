@@ -1,15 +1,19 @@
 import type { AddressInfo } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { SMTPServerOptions } from 'smtp-server';
 import type { RefusalError } from '../errors.ts';
 import type { ReceiveMessage } from '../intake/receive-message.ts';
+import { listenOnHost } from '../listen-host.ts';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics, RefusalStage } from '../metrics.ts';
+import type { RefusalLog } from '../record/refusal-log.ts';
 import { classifyConnectionError } from './connection-error.ts';
 import { createDataTransaction } from './data-transaction.ts';
 import { EdgeSmtpServer } from './edge-server.ts';
 import { compileNetworkList } from './network-list.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { createRefusalAnswers, whoSends } from './refusal-answer.ts';
+import { createRefusedRecipients } from './refused-recipients.ts';
 import { createSessionChecks, type RoutedRecipients, type SmtpRoutes } from './session-checks.ts';
 import { disabledCommands } from './session-limits.ts';
 import type { SmtpSettings } from './smtp-settings-schema.ts';
@@ -28,12 +32,19 @@ export interface SmtpIntakeOptions {
   rateLimiter?: RateLimiter;
   /** The STARTTLS certificate (tls-options.ts); absent or null: STARTTLS is not offered. */
   tls?: StartTlsOptions | null;
+  /** Where each refusal is remembered (GET /v1/refusals); absent: nowhere. */
+  refusalLog?: RefusalLog;
 }
 
 export interface SmtpIntake {
   /** Listen; resolves with the bound port (config port 0 picks a free one). */
   start(): Promise<{ port: number }>;
   readonly listening: boolean;
+  /**
+   * Puts a new STARTTLS key and certificate in force for the handshakes that start from now
+   * on (a reload); sessions already encrypted keep theirs. Only where STARTTLS is offered.
+   */
+  replaceTls(tls: StartTlsOptions): void;
   /**
    * Stop taking mail: new sessions and new transactions get 421, transactions in DATA run to
    * their reply (up to smtp.closeTimeout), then every connection is closed. Idempotent.
@@ -47,7 +58,7 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   let closing: Promise<void> | undefined;
   let listening = false;
   const inData = new Set<Promise<unknown>>();
-  const refusals = createRefusalAnswers(log, options.metrics);
+  const refusals = createRefusalAnswers(log, options.metrics, options.refusalLog);
   const routed: RoutedRecipients = new WeakMap();
   const checks = createSessionChecks({
     settings,
@@ -56,12 +67,19 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     closing: () => closing !== undefined,
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
   });
+  const refusedRecipients = createRefusedRecipients({
+    settings,
+    logger: log,
+    ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
   const onData = createDataTransaction({
     routes: options.routes,
     routed,
     receive: options.receive,
     log,
     refusals,
+    ...(options.refusalLog ? { refusalLog: options.refusalLog } : {}),
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
     ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
   });
@@ -69,6 +87,8 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
   const edge = {
     sessionTimeout: settings.sessionTimeout,
     trustedProxies: compileNetworkList(settings.proxyProtocolFrom),
+    onProxyRefused: (balancer: string, reason: string) =>
+      log.warn({ remoteAddress: balancer, reason }, 'PROXY header refused'),
     onRefusal: (stage: RefusalStage, refusal: RefusalError) => refusals.count(stage, refusal),
   };
   const serverOptions: SMTPServerOptions = {
@@ -85,10 +105,19 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     hideDSN: true,
     socketTimeout: settings.socketTimeout,
     closeTimeout: settings.closeTimeout,
+    // An option of patches/smtp-server+3.21.6.patch: the wait for early talkers.
+    greetingDelay: settings.greetingDelay,
     logger: false,
+    allowHalfOpen: true,
     // Each hook is a one-line adapter: the decision is session-checks.ts's, the reply refusal-answer.ts's.
     onConnect(session, callback) {
       refusals.answer(checks.atConnect(session), callback, { stage: 'connect', ...whoSends(session) });
+    },
+    onSecure(socket, _session, callback) {
+      // A client-initiated TLS 1.2 renegotiation (Node allows three in ten minutes) costs the
+      // server a handshake each, for nothing the session needs: it now ends the connection.
+      if (socket instanceof TLSSocket) socket.disableRenegotiation();
+      callback();
     },
     onMailFrom(address, session, callback) {
       const who = { ...whoSends(session), mailFrom: address.address };
@@ -96,7 +125,13 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     },
     onRcptTo(address, session, callback) {
       const who = { stage: 'RCPT' as const, ...whoSends(session), recipient: address.address };
-      refusals.answer(Promise.resolve(checks.atRcpt(address, session)), callback, who);
+      const decision = refusedRecipients.atRcpt(session, address.address, () =>
+        checks.atRcpt(address, session),
+      );
+      refusals.answer(decision, callback, who);
+    },
+    onClose(session) {
+      refusedRecipients.closed(session);
     },
     onData(stream, session, callback) {
       const task = onData(stream, session).then(
@@ -128,17 +163,22 @@ export function createSmtpIntake(options: SmtpIntakeOptions): SmtpIntake {
     get listening() {
       return listening;
     },
+    replaceTls(tls) {
+      server.updateSecureContext({ key: tls.key, cert: tls.cert });
+    },
     async start() {
-      await new Promise<void>((resolve, reject) => {
-        server.server.once('error', reject);
-        server.listen(settings.port, settings.host, () => {
-          server.server.off('error', reject);
-          resolve();
+      const listen = (host: string) =>
+        new Promise<void>((resolve, reject) => {
+          server.server.once('error', reject);
+          server.listen(settings.port, host, () => {
+            server.server.off('error', reject);
+            resolve();
+          });
         });
-      });
+      const { host } = await listenOnHost(settings.host, listen, log);
       listening = true;
       const port = (server.server.address() as AddressInfo).port;
-      log.info({ host: settings.host, port }, 'smtp listening');
+      log.info({ host, port }, 'smtp listening');
       return { port };
     },
     close() {

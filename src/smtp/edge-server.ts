@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
@@ -5,8 +6,10 @@ import { SMTPConnection, type SMTPConnectionOptions } from 'smtp-server/lib/smtp
 import type { SMTPStream } from 'smtp-server/lib/smtp-stream.js';
 import { type RefusalCode, RefusalError } from '../errors.ts';
 import type { RefusalStage } from '../metrics.ts';
+import { type EdgeAddress, writtenInUtf8 } from './command-parameters.ts';
 import { DataUnstuffingStream } from './data-unstuffing.ts';
 import type { NetworkMatcher } from './network-list.ts';
+import { readProxyHeader } from './proxy-header-reader.ts';
 import { replyFor } from './smtp-reply.ts';
 
 /**
@@ -21,8 +24,10 @@ export const MAX_COMMAND_LENGTH = MAX_COMMAND_LINE_OCTETS - 2;
 export interface EdgeOptions {
   /** Milliseconds a session may last from connect, however busy (smtp.sessionTimeout). */
   sessionTimeout: number;
-  /** The load balancers a PROXY protocol v1 header is required from (smtp.proxyProtocolFrom). */
+  /** The load balancers a PROXY protocol header (v1 or v2) is required from (smtp.proxyProtocolFrom). */
   trustedProxies: NetworkMatcher;
+  /** Told of each v2 header refused as malformed: the balancer's address and what was wrong. */
+  onProxyRefused?: (balancer: string, reason: string) => void;
   /** Told of each refusal the edge sends, for the refusals metric. */
   onRefusal?: (stage: RefusalStage, refusal: RefusalError) => void;
 }
@@ -31,7 +36,8 @@ export interface EdgeOptions {
  * smtp-server with the four things its options cannot express, each a small override of a
  * hook its type declarations expose (3.21):
  * - a PROXY header is expected from peers in CIDR blocks (its `useProxy` lists single
- *   addresses only), and a PROXY line from anyone else ends the session;
+ *   addresses only), in version 1 or 2 (it reads version 1 only), and a PROXY line from
+ *   anyone else ends the session;
  * - a command line over 512 octets gets `500 5.5.2` (smtp-server answers 421 and names no
  *   enhanced code) and the connection is closed, as the rest of the line cannot be resynced
  *   without reading it;
@@ -51,6 +57,45 @@ export class EdgeSmtpServer extends SMTPServer {
     return socket.remoteAddress !== undefined && this.edge.trustedProxies(socket.remoteAddress);
   }
 
+  /**
+   * A balancer's connection starts with a PROXY header: a v2 header is read here
+   * (proxy-header-reader.ts), anything else goes to smtp-server's own v1 reader, as before v2.
+   * Either way smtp-server's guard of a socket that has not reached its session (smtp.socketTimeout,
+   * maxClients) holds while the header is awaited. Other peers go straight to smtp-server.
+   */
+  override _handleProxy(socket: Socket, callback: HandleProxyCallback): void {
+    if (!this._expectsProxyHeader(socket)) {
+      super._handleProxy(socket, callback);
+      return;
+    }
+    readProxyHeader(socket, (outcome) => {
+      switch (outcome.kind) {
+        case 'v1':
+          // On the next tick: the reader's 'readable' listener is then gone for good, so
+          // smtp-server's is a new one and is told of the bytes handed back to the socket.
+          process.nextTick(() => {
+            if (socket.destroyed) callback(new Error('closed before a PROXY header'));
+            else super._handleProxy(socket, callback);
+          });
+          return;
+        case 'v2':
+          callback(null, {
+            id: sessionId(),
+            ...(outcome.source
+              ? { remoteAddress: outcome.source.address, remotePort: outcome.source.port }
+              : {}),
+          });
+          return;
+        case 'refused':
+          this.edge.onProxyRefused?.(socket.remoteAddress ?? '', outcome.reason);
+          callback(new Error(outcome.reason));
+          return;
+        case 'gone':
+          callback(new Error(outcome.reason));
+      }
+    });
+  }
+
   /** smtp-server's own connect(), with the connection class below. */
   override connect(socket: Socket | TLSSocket, socketOptions?: SMTPConnectionOptions | null): void {
     const connection = new EdgeConnection(this, socket, socketOptions, this.edge);
@@ -61,6 +106,15 @@ export class EdgeSmtpServer extends SMTPServer {
     );
     connection.init();
   }
+}
+
+type HandleProxyCallback = Parameters<SMTPServer['_handleProxy']>[1];
+
+/** A session id in smtp-server's own form (80 random bits in base 32), for its log lines. */
+function sessionId(): string {
+  return BigInt(`0x${randomBytes(10).toString('hex')}`)
+    .toString(32)
+    .padStart(16, '0');
 }
 
 class EdgeConnection extends SMTPConnection {
@@ -96,6 +150,9 @@ class EdgeConnection extends SMTPConnection {
   override _createParser(): SMTPStream {
     const parser = new DataUnstuffingStream({ maxCommandLength: this._server.options.maxCommandLength });
     parser.oncommand = (command, callback) => this._onCommand(command, callback);
+    // The client shut its side (half-close, allowHalfOpen): once every command it sent has
+    // been answered, the gateway closes its side too, as it would after QUIT.
+    parser.on('finish', () => this.close());
     parser.on('error', () => {
       this.refuse(
         'session',
@@ -105,6 +162,17 @@ class EdgeConnection extends SMTPConnection {
       this.close();
     });
     return parser;
+  }
+
+  /**
+   * smtp-server's MAIL and RCPT address parser, noting whether the address was written with
+   * 8-bit characters: it hands hooks IDN domains decoded, so the address a hook sees cannot
+   * tell `xn--bcher-kva.example` from `bücher.example` (command-parameters.ts, RFC 6531).
+   */
+  override _parseAddressCommand(name: string, command: Buffer | string): EdgeAddress | false {
+    const parsed: EdgeAddress | false = super._parseAddressCommand(name, command);
+    if (parsed) parsed.writtenInUtf8 = writtenInUtf8(command.toString());
+    return parsed;
   }
 
   /**

@@ -3,7 +3,7 @@ import { isIPv6 } from 'node:net';
 import { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
-import type { RedisClient } from '../queue/redis-connections.ts';
+import type { RedisClient } from '../redis/connections.ts';
 import { compileNetworkList, unmapIpv4 } from './network-list.ts';
 import type { SmtpSettings } from './smtp-settings-schema.ts';
 
@@ -33,6 +33,15 @@ export interface RateLimiter {
    * refused or never sent; counting accepted messages does not. The null sender has no quota.
    */
   countAccepted(clientAddress: string, sender: string): Promise<void>;
+  /**
+   * One more recipient refused to the client at RCPT (address harvesting, see
+   * refused-recipients.ts): its count over the refused-recipient window, this one included, or
+   * null when Redis did not answer. Counted whether or not the client is exempt; the caller
+   * decides what the count means.
+   */
+  countRefusedRecipient(clientAddress: string): Promise<number | null>;
+  /** The client's refused recipients over that window so far, or null when Redis did not answer. */
+  refusedRecipients(clientAddress: string): Promise<number | null>;
 }
 
 export type RateLimitConfig = SmtpSettings['rateLimit'];
@@ -43,6 +52,8 @@ export interface RateLimiterOptions {
   prefix: string;
   limits: RateLimitConfig;
   logger: Logger;
+  /** Milliseconds refused recipients are counted over (smtp.refusedRecipientWindow); default 1 h. */
+  refusedRecipientWindow?: number;
   /** Counts the refusals by kind; absent: nothing is counted. */
   metrics?: GatewayMetrics;
   /** Milliseconds since the epoch; tests pass a fixed clock. */
@@ -61,28 +72,29 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const log = options.logger.child({ component: 'rate-limit' });
   const now = options.now ?? Date.now;
   const exempt = compileNetworkList(limits.exempt);
+  const refusedRecipientWindow = options.refusedRecipientWindow ?? 3_600_000;
   let failing = false;
 
   /**
-   * The estimated count over the last window including this event, or null when Redis failed.
-   * `increment` false only reads: the estimate then counts the event without recording it.
+   * The estimated count over the last `windowMs`, or null when Redis failed. `increment` true
+   * records one more event and counts it; false only reads what was recorded.
    */
-  async function count(counter: string, increment = true): Promise<number | null> {
+  async function count(counter: string, increment = true, windowMs = limits.window): Promise<number | null> {
     const at = now();
-    const window = Math.floor(at / limits.window);
+    const window = Math.floor(at / windowMs);
     const key = (index: number) => `${prefix}:rate:{${counter}}:${index}`;
     try {
       const transaction = redis.multi();
-      if (increment) transaction.incr(key(window)).pexpire(key(window), 2 * limits.window);
+      if (increment) transaction.incr(key(window)).pexpire(key(window), 2 * windowMs);
       else transaction.get(key(window));
       // The first reply is this window's count, the last the previous window's.
       const replies = await withTimeout(transaction.get(key(window - 1)).exec());
-      const current = Number(replies?.[0]?.[1] ?? 0) + (increment ? 0 : 1);
+      const current = Number(replies?.[0]?.[1] ?? 0);
       const previous = Number(replies?.at(-1)?.[1] ?? 0);
       if (!Number.isFinite(current)) throw new Error('unexpected reply to the rate counter MULTI');
       if (failing) log.info('rate limits counted again');
       failing = false;
-      return slidingWindowCount(current, previous, (at % limits.window) / limits.window);
+      return slidingWindowCount(current, previous, (at % windowMs) / windowMs);
     } catch (err) {
       if (!failing) log.warn({ err }, 'rate limits not counted (Redis unavailable): clients are let through');
       failing = true;
@@ -90,10 +102,11 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     }
   }
 
+  /** Whether this event takes the count past `limit`; `increment` false counts it without recording it. */
   async function exceeds(limit: number, counter: string, increment = true): Promise<boolean> {
     if (limit === 0) return false;
     const estimate = await count(counter, increment);
-    return estimate !== null && estimate > limit;
+    return estimate !== null && estimate + (increment ? 0 : 1) > limit;
   }
 
   return {
@@ -132,6 +145,12 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     async countAccepted(clientAddress, sender) {
       if (sender === '' || limits.messagesPerSender === 0 || exempt(clientAddress)) return;
       await count(`from:${senderDigest(sender)}`);
+    },
+    countRefusedRecipient(clientAddress) {
+      return count(`rcpt:${clientSubject(clientAddress)}`, true, refusedRecipientWindow);
+    },
+    refusedRecipients(clientAddress) {
+      return count(`rcpt:${clientSubject(clientAddress)}`, false, refusedRecipientWindow);
     },
   };
 }

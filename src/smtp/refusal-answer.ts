@@ -2,6 +2,7 @@ import type { SMTPServerError, SMTPServerSession } from 'smtp-server';
 import type { RefusalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { type GatewayMetrics, type RefusalStage, refusalReason } from '../metrics.ts';
+import type { RefusalLog, RefusalLogStage } from '../record/refusal-log.ts';
 import { replyFor, toSmtpError } from './smtp-reply.ts';
 
 /** Where a refusal happened and whom it refused: every refusal's log line says both. */
@@ -9,10 +10,18 @@ export interface RefusedAt {
   stage: 'connect' | 'MAIL' | 'RCPT';
   sessionId: string;
   remoteAddress: string | null;
+  /** The name the client gave in HELO/EHLO; null before it sent one. */
+  helo: string | null;
   /** The envelope sender; null before MAIL and for the null reverse-path. */
   mailFrom: string | null;
   recipient?: string;
 }
+
+/**
+ * Refusals not logged one by one: a harvesting client makes thousands, and
+ * refused-recipients.ts logs one line per session for them instead.
+ */
+const SUMMARISED = new Set<RefusalError['code']>(['RECIPIENT_UNKNOWN', 'REFUSED_RECIPIENTS_EXCEEDED']);
 
 const REFUSED: Record<RefusedAt['stage'], string> = {
   connect: 'connection refused',
@@ -27,12 +36,21 @@ const METRIC_STAGE: Record<RefusedAt['stage'], RefusalStage> = {
   RCPT: 'rcpt',
 };
 
+/** The refusal log's stage of each hook. */
+const LOG_STAGE: Record<RefusedAt['stage'], RefusalLogStage> = {
+  connect: 'connect',
+  MAIL: 'mail',
+  RCPT: 'rcpt',
+};
+
 /** The client and the envelope sender of a session, as every refusal's log line carries them. */
 export function whoSends(session: SMTPServerSession): Omit<RefusedAt, 'stage'> {
   const mailFrom = session.envelope.mailFrom;
   return {
     sessionId: session.id,
     remoteAddress: session.remoteAddress || null,
+    // false (typed string) until the client has sent HELO/EHLO.
+    helo: session.hostNameAppearsAs || null,
     mailFrom: mailFrom ? mailFrom.address || null : null,
   };
 }
@@ -51,10 +69,29 @@ export interface RefusalAnswers {
   count(stage: RefusalStage, err: unknown): void;
 }
 
-/** The one place a session hook's refusal becomes its reply, its log line and its count. */
-export function createRefusalAnswers(log: Logger, metrics: GatewayMetrics | undefined): RefusalAnswers {
+/**
+ * The one place a session hook's refusal becomes its reply, its log line, its count and its
+ * entry in the refusal log (absent: none is written).
+ */
+export function createRefusalAnswers(
+  log: Logger,
+  metrics: GatewayMetrics | undefined,
+  refusalLog?: RefusalLog,
+): RefusalAnswers {
   const count = (stage: RefusalStage, err: unknown) =>
     metrics?.smtpRefusals.inc({ stage, reason: refusalReason(err) });
+  const remember = (who: RefusedAt, err: unknown, reply: string) =>
+    refusalLog?.record({
+      stage: LOG_STAGE[who.stage],
+      code: refusalReason(err),
+      reply,
+      remoteAddress: who.remoteAddress,
+      helo: who.helo,
+      mailFrom: who.mailFrom,
+      recipients: who.recipient === undefined ? [] : [who.recipient],
+      headerFrom: null,
+      sessionId: who.sessionId,
+    });
   return {
     count,
     answer(decision, callback, who) {
@@ -62,14 +99,18 @@ export function createRefusalAnswers(log: Logger, metrics: GatewayMetrics | unde
         (refusal) => {
           if (!refusal) return callback(null);
           const reply = replyFor(refusal);
-          log.info({ ...who, reply: `${reply.responseCode} ${reply.message}` }, REFUSED[who.stage]);
+          const line = `${reply.responseCode} ${reply.message}`;
+          if (!SUMMARISED.has(refusal.code)) log.info({ ...who, reply: line }, REFUSED[who.stage]);
           count(METRIC_STAGE[who.stage], refusal);
+          remember(who, refusal, line);
           callback(toSmtpError(reply));
         },
         (err: unknown) => {
           log.error({ err, ...who }, 'session check failed');
           count(METRIC_STAGE[who.stage], err);
-          callback(toSmtpError(replyFor(err)));
+          const reply = replyFor(err);
+          remember(who, err, `${reply.responseCode} ${reply.message}`);
+          callback(toSmtpError(reply));
         },
       );
     },

@@ -1,23 +1,27 @@
 import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import { RefusalError } from '../errors.ts';
 import type { IntakeWorkspace } from '../intake/intake-settings-schema.ts';
-import type { AdmittingWorkspace } from '../sender/admit-sender.ts';
+import type { RoutedWorkspace } from '../intake/route-table.ts';
+import { tagKey } from '../sender/subaddress.ts';
+import { unknownParameter, utf8AddressRefusal } from './command-parameters.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { exceedsRecipientLimit, tlsRequiredRefusal, tooManyRecipients } from './session-limits.ts';
 import type { SmtpSettings } from './smtp-settings-schema.ts';
 
 export interface SmtpRoutes {
-  /** The workspace an ingest address belongs to, or undefined. */
-  lookup(recipient: string): AdmittingWorkspace<IntakeWorkspace> | undefined;
+  /** The workspace an ingest address belongs to (with the address's tag), or undefined. */
+  lookup(recipient: string): RoutedWorkspace<IntakeWorkspace> | undefined;
+  /** Whether the recipient is a postmaster address the gateway must accept (route-table.ts); absent: none. */
+  isPostmaster?(recipient: string): boolean;
 }
 
 /**
  * The workspace each accepted recipient was routed to at RCPT, by the recipient smtp-server
  * keeps in the envelope (it pushes the object its hook saw). DATA reads these, not the route
  * table again: a reload between RCPT and DATA must neither drop an accepted recipient nor mix
- * admission policies in one transaction (DESIGN.md, Ingest rule 7).
+ * admission policies in one transaction (docs/architecture.md, "One verdict per transaction").
  */
-export type RoutedRecipients = WeakMap<SMTPServerAddress, AdmittingWorkspace<IntakeWorkspace>>;
+export type RoutedRecipients = WeakMap<SMTPServerAddress, RoutedWorkspace<IntakeWorkspace>>;
 
 export interface SessionChecksOptions {
   settings: SmtpSettings;
@@ -49,6 +53,10 @@ export function createSessionChecks(options: SessionChecksOptions): SessionCheck
     /** The TLS requirement, then the message rates (see rate-limit.ts for what counts). */
     async atMail(address, session) {
       if (options.closing()) return shuttingDown();
+      const syntax =
+        unknownParameter('MAIL', address) ??
+        utf8AddressRefusal(address, address.args ? address.args.SMTPUTF8 === true : false);
+      if (syntax) return syntax;
       const tls = tlsRequiredRefusal(settings.requireTls, session);
       if (tls) return tls;
       return (await rateLimiter?.checkMessage(session.remoteAddress, address.address)) ?? null;
@@ -56,24 +64,97 @@ export function createSessionChecks(options: SessionChecksOptions): SessionCheck
 
     /** The recipient limit, a known ingest address, and one admission policy per transaction. */
     atRcpt(address, session) {
+      const syntax =
+        unknownParameter('RCPT', address) ?? utf8AddressRefusal(address, session.envelope.smtpUtf8 === true);
+      if (syntax) return syntax;
       if (exceedsRecipientLimit(session.envelope.rcptTo, address.address, settings.maxRecipients)) {
         return tooManyRecipients(settings.maxRecipients);
       }
       const routed = routes.lookup(address.address);
-      if (!routed) {
-        return new RefusalError('RECIPIENT_UNKNOWN', `<${address.address}>: no such ingest address here`);
-      }
-      // One reply after DATA speaks for every recipient (DESIGN.md, Ingest rule 7).
       const first = session.envelope.rcptTo[0];
       const firstRouted = first ? (options.routed.get(first) ?? routes.lookup(first.address)) : undefined;
-      if (first && firstRouted?.policy !== routed.policy) {
-        return new RefusalError(
-          'OTHER_ADMISSION_POLICY',
-          `<${address.address}>: admits senders by another policy than <${first.address}>; send it in its own transaction`,
-        );
-      }
+      const refusal = routeRefusal(
+        address.address,
+        routed,
+        first ? { address: first.address, routed: firstRouted } : undefined,
+        (recipient) => routes.isPostmaster?.(recipient) ?? false,
+      );
+      if (refusal || !routed) return refusal;
+      const earlier = session.envelope.rcptTo.map((rcpt) => ({
+        address: rcpt.address,
+        routed: options.routed.get(rcpt) ?? routes.lookup(rcpt.address),
+      }));
+      const tagRefusal = subaddressRefusal(address.address, routed, earlier);
+      if (tagRefusal) return tagRefusal;
       options.routed.set(address, routed);
       return null;
     },
   };
+}
+
+/**
+ * The rule of RCPT for one recipient, given the transaction's first: a known ingest address,
+ * or a postmaster address in a transaction of its own, and one admission policy per
+ * transaction. Null: the recipient is taken. Also applied by `ingest-gateway replay`.
+ */
+export function routeRefusal(
+  recipient: string,
+  routed: RoutedWorkspace<IntakeWorkspace> | undefined,
+  first: { address: string; routed: RoutedWorkspace<IntakeWorkspace> | undefined } | undefined,
+  isPostmaster: (recipient: string) => boolean,
+): RefusalError | null {
+  if (!routed && isPostmaster(recipient)) {
+    // Kept for the operator, never uploaded: such mail is a transaction of its own
+    // (docs/architecture.md, "Mail for the postmaster").
+    if (first?.routed) {
+      return new RefusalError(
+        'OTHER_ADMISSION_POLICY',
+        `<${recipient}>: mail for the postmaster goes in a transaction of its own`,
+      );
+    }
+    return null;
+  }
+  if (!routed) {
+    return new RefusalError('RECIPIENT_UNKNOWN', `<${recipient}>: no such ingest address here`);
+  }
+  // One reply after DATA speaks for every recipient (docs/architecture.md).
+  if (first && first.routed?.policy !== routed.policy) {
+    return new RefusalError(
+      'OTHER_ADMISSION_POLICY',
+      `<${recipient}>: admits senders by another policy than <${first.address}>; send it in its own transaction`,
+    );
+  }
+  return null;
+}
+
+/**
+ * One tag and one document type per workspace and transaction: a workspace's uploads of one
+ * message carry the fields of one tag (workspaces[].subaddresses) and of at most one document
+ * type's address, and the record one of each per upload. A recipient that reaches a workspace
+ * already in the transaction under another tag (or none; tags compared without case) or by
+ * another document type's address (or the workspace's own) gets 452 4.5.3, and the sending
+ * server delivers it in a transaction of its own, as for another admission policy. Also
+ * applied by `ingest-gateway replay`.
+ */
+export function subaddressRefusal(
+  recipient: string,
+  routed: RoutedWorkspace<IntakeWorkspace>,
+  earlier: Iterable<{ address: string; routed: RoutedWorkspace<IntakeWorkspace> | undefined }>,
+): RefusalError | null {
+  const tag = tagKey(routed.subaddress ?? '');
+  for (const other of earlier) {
+    if (other.routed?.config.identifier !== routed.config.identifier) continue;
+    if (other.routed.documentType !== routed.documentType) {
+      return new RefusalError(
+        'OTHER_SUBADDRESS',
+        `<${recipient}>: reaches the workspace of <${other.address}> for another document type; send it in its own transaction`,
+      );
+    }
+    if (tagKey(other.routed.subaddress ?? '') === tag) continue;
+    return new RefusalError(
+      'OTHER_SUBADDRESS',
+      `<${recipient}>: reaches the workspace of <${other.address}> under another tag; send it in its own transaction`,
+    );
+  }
+  return null;
 }

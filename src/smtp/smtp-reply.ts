@@ -28,8 +28,12 @@ const replies: Record<RefusalCode, { responseCode: number; enhanced: string }> =
   SHUTTING_DOWN: { responseCode: 421, enhanced: '4.3.2' },
   CONNECTION_RATE_EXCEEDED: { responseCode: 421, enhanced: '4.7.0' },
   MESSAGE_RATE_EXCEEDED: { responseCode: 450, enhanced: '4.7.1' },
+  REFUSED_RECIPIENTS_EXCEEDED: { responseCode: 421, enhanced: '4.7.0' },
+  UNKNOWN_PARAMETER: { responseCode: 555, enhanced: '5.5.4' },
+  UTF8_ADDRESS_WITHOUT_SMTPUTF8: { responseCode: 553, enhanced: '5.6.7' },
   TOO_MANY_RECIPIENTS: { responseCode: 452, enhanced: '4.5.3' },
   OTHER_ADMISSION_POLICY: { responseCode: 452, enhanced: '4.5.3' },
+  OTHER_SUBADDRESS: { responseCode: 452, enhanced: '4.5.3' },
   TLS_REQUIRED: { responseCode: 530, enhanced: '5.7.0' },
   BARE_LINE_ENDING: { responseCode: 550, enhanced: '5.6.0' },
   COMMAND_LINE_TOO_LONG: { responseCode: 500, enhanced: '5.5.2' },
@@ -38,6 +42,11 @@ const replies: Record<RefusalCode, { responseCode: number; enhanced: string }> =
   SENDER_NOT_AUTHENTICATED: { responseCode: 550, enhanced: '5.7.1' },
   SENDER_AUTHENTICATION_TEMPFAIL: { responseCode: 451, enhanced: '4.7.0' },
   DELIVERY_IN_PROGRESS: { responseCode: 451, enhanced: '4.3.0' },
+  MALWARE_FOUND: { responseCode: 550, enhanced: '5.7.1' },
+  SPAM_REJECTED: { responseCode: 550, enhanced: '5.7.1' },
+  SPAM_DEFERRED: { responseCode: 451, enhanced: '4.7.1' },
+  SCAN_UNAVAILABLE: { responseCode: 451, enhanced: '4.7.1' },
+  TOO_LARGE_TO_SCAN: { responseCode: 552, enhanced: '5.3.4' },
 };
 
 /** The reply to anything that is not a deliberate refusal: the sending server keeps the mail and retries. */
@@ -47,7 +56,7 @@ export const temporaryFailure: SmtpReply = {
   internal: true,
 };
 
-/** Maps what went wrong to the SMTP reply of DESIGN.md's table. Pure. */
+/** Maps what went wrong to its SMTP reply, the README's table of replies. Pure. */
 export function replyFor(error: unknown): SmtpReply {
   if (!(error instanceof RefusalError)) return temporaryFailure;
   const reply = replies[error.code];

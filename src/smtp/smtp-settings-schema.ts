@@ -1,5 +1,6 @@
 import { z } from 'zod/mini';
 import { type DeepReadonly, integer, nonEmptyString, port } from '../config-fields.ts';
+import { isSeparator, SEPARATOR_CHARACTERS } from '../sender/subaddress.ts';
 import { parseCidr } from './network-list.ts';
 
 /**
@@ -44,8 +45,11 @@ const tlsSchema = z.strictObject({
 });
 
 const smtpSchema = z.strictObject({
-  /** Interface to listen on; default 0.0.0.0 (all IPv4). */
-  host: z._default(nonEmptyString(), '0.0.0.0'),
+  /**
+   * Interface to listen on; default `::`: every interface, IPv6 and IPv4 (dual-stack), or
+   * every IPv4 interface on a host without IPv6 (src/listen-host.ts).
+   */
+  host: z._default(nonEmptyString(), '::'),
   /** TCP port; default 2525, 0 picks a free one. Env SMTP_PORT. */
   port: z._default(port(), 2525),
   /** Name in the banner and the EHLO reply; default localhost (set the MX name in production). Env SMTP_HOSTNAME. */
@@ -62,6 +66,12 @@ const smtpSchema = z.strictObject({
   maxParts: z._default(integer(1, 10_000), 100),
   /** Milliseconds of client silence before the session is closed; default 60000. */
   socketTimeout: z._default(integer(1000, 3_600_000), 60_000),
+  /**
+   * Milliseconds between accept and the banner; default 100. A client that sends a command
+   * sooner is an early talker (spamware that does not wait for the greeting) and gets 421.
+   * 0 behind a trusted relay, whose clients all wait for the banner.
+   */
+  greetingDelay: z._default(integer(0, 30_000), 100),
   /** Milliseconds shutdown waits for sessions in DATA before closing them; default 30000. */
   closeTimeout: z._default(integer(0, 3_600_000), 30_000),
   /** Concurrent connections; default 100 (Postfix's process limit). Past it: 421 and close. */
@@ -73,18 +83,47 @@ const smtpSchema = z.strictObject({
    * a client that trickles bytes just often enough to beat socketTimeout. Then: 421 4.4.2.
    */
   sessionTimeout: z._default(integer(1000, 86_400_000), 600_000),
+  /**
+   * Address harvesting (a client guessing recipients one RCPT at a time): refused recipients
+   * are counted per client over refusedRecipientWindow, across its connections. Past
+   * refusedRecipientDelayAfter each further refusal is answered refusedRecipientDelay late;
+   * past maxRefusedRecipients the client gets 421 4.7.0 at RCPT and is disconnected until the
+   * window lets it under again. Clients in rateLimit.exempt are neither slowed nor cut off.
+   */
+  refusedRecipientDelayAfter: z._default(integer(0, 10_000), 3),
+  /** Milliseconds each refusal past refusedRecipientDelayAfter waits before its reply; default 1000. */
+  refusedRecipientDelay: z._default(integer(0, 60_000), 1000),
+  /** Refused recipients per client and window; default 20. Past it: 421 4.7.0 and the connection closes. */
+  maxRefusedRecipients: z._default(integer(1, 100_000), 20),
+  /** Milliseconds the refused recipients of one client are counted over; default 3600000 (1 h). */
+  refusedRecipientWindow: z._default(integer(1000, 86_400_000), 3_600_000),
   rateLimit: z.prefault(rateLimitSchema, {}),
   /** STARTTLS certificate; absent: STARTTLS is not offered. */
   tls: z.optional(tlsSchema),
   /** MAIL before STARTTLS gets 530 5.7.0; default false. Needs tls. */
   requireTls: z._default(z.boolean(), false),
   /**
-   * Load balancers that send a PROXY protocol v1 header; default none. From these the header
+   * Load balancers that send a PROXY protocol header (v1 or v2); default none. From these one
    * is required, from any other address it closes the connection.
    */
   proxyProtocolFrom: z._default(z.array(network()), []),
   /** Refuse DATA holding a bare CR or LF with 550 5.6.0 (SMTP smuggling); default true. */
   rejectBareLineEndings: z._default(z.boolean(), true),
+  /**
+   * `local+tag@domain` routes as `local@domain`, the tag recorded and its upload fields
+   * applied (workspaces[].subaddresses); default `+`, null: off (only literal addresses route).
+   * One of the characters an atom allows besides letters and digits (src/sender/subaddress.ts).
+   */
+  subaddressSeparator: z._default(
+    z.nullable(
+      z.string().check(
+        z.refine(isSeparator, {
+          error: `expected one of ${SEPARATOR_CHARACTERS} (or null to turn subaddresses off)`,
+        }),
+      ),
+    ),
+    '+',
+  ),
 });
 
 /** The `smtp` section, with the checks that span its keys. */
@@ -95,6 +134,13 @@ export const smtpSettingsSchema = smtpSchema.check(
         code: 'custom',
         path: ['requireTls'],
         message: 'needs smtp.tls (key and cert): without a certificate STARTTLS is not offered',
+      });
+    }
+    if (smtp.refusedRecipientDelayAfter >= smtp.maxRefusedRecipients) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['refusedRecipientDelayAfter'],
+        message: `must be less than smtp.maxRefusedRecipients (${smtp.maxRefusedRecipients}): replies slow down before the client is disconnected`,
       });
     }
   }),

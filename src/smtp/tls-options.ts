@@ -12,7 +12,30 @@ export interface StartTlsOptions {
    * clients, but a sender that cannot do 1.2 can still deliver in clear unless requireTls.
    */
   minVersion: 'TLSv1.2';
+  /** TLS 1.2 suites: FORWARD_SECRET_CIPHERS. TLS 1.3's own suites are all forward secret. */
+  ciphers: string;
+  /** The server's order wins, so a client offering both gets ECDHE with AEAD. */
+  honorCipherOrder: true;
 }
+
+/**
+ * The TLS 1.2 cipher suites offered, most preferred first: ephemeral (EC)DHE key exchange
+ * only, so a recorded session cannot be decrypted with the certificate's key later (forward
+ * secrecy), and AEAD ciphers only (no CBC, no SHA-1 MAC). The list of Mozilla's
+ * "intermediate" TLS profile, which every MTA since about 2012 speaks; a client that cannot
+ * still delivers without TLS unless smtp.requireTls.
+ */
+export const FORWARD_SECRET_CIPHERS = [
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+  'DHE-RSA-AES128-GCM-SHA256',
+  'DHE-RSA-AES256-GCM-SHA384',
+  'DHE-RSA-CHACHA20-POLY1305',
+].join(':');
 
 export type TlsConfig = SmtpSettings['tls'];
 
@@ -29,7 +52,13 @@ export async function loadStartTlsOptions(tls: TlsConfig): Promise<StartTlsOptio
     readPem(tls.key, 'smtp.tls.key'),
     readPem(tls.cert, 'smtp.tls.cert'),
   ]);
-  const options: StartTlsOptions = { key, cert, minVersion: 'TLSv1.2' };
+  const options: StartTlsOptions = {
+    key,
+    cert,
+    minVersion: 'TLSv1.2',
+    ciphers: FORWARD_SECRET_CIPHERS,
+    honorCipherOrder: true,
+  };
   try {
     createSecureContext(options);
   } catch (err) {

@@ -2,6 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  createMockApi,
+  type MockApi,
+  type ReceivedUpload,
+  workspaceSeedsFromConfig,
+} from '@ingest-gateway/mock-parsing-api';
 import { createTransport, type SendMailOptions } from 'nodemailer';
 import type { z } from 'zod/mini';
 import { parseConfig } from '../config/load-config.ts';
@@ -9,12 +15,9 @@ import type { workspaceSchema } from '../config/workspace-schema.ts';
 import { startGateway } from '../gateway.ts';
 import { createLifecycle, type Lifecycle } from '../lifecycle.ts';
 import { createLogger } from '../logger.ts';
-import { createMockApi, type MockApi } from '../mock-api/create-mock-api.ts';
-import type { ReceivedUpload } from '../mock-api/received-uploads.ts';
-import { workspaceSeedsFromConfig } from '../mock-api/workspace-seed.ts';
-import { freeLoopbackPort, spawnRedisServer, stopRedisServer } from '../queue/local-redis.ts';
 import type { MessageFilter } from '../record/message-filter.ts';
 import type { MessageRecord } from '../record/message-record.ts';
+import { freeLoopbackPort, spawnRedisServer, stopRedisServer } from '../redis/local-redis-server.ts';
 
 /**
  * `import { startTestGateway } from 'ingest-gateway/testing'`: the whole gateway in the test
@@ -89,7 +92,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       source: 'startTestGateway',
       env: {},
       text: JSON.stringify({
-        smtp: { host: '127.0.0.1', port: 0, hostname: 'gateway.test' },
+        // greetingDelay 0: the test's own client, no early talkers to wait for.
+        smtp: { host: '127.0.0.1', port: 0, hostname: 'gateway.test', greetingDelay: 0 },
         redis: {
           url: redisUrl,
           // A Redis shared with others: this gateway's keys apart from theirs.

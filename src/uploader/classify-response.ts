@@ -10,7 +10,7 @@ import {
 } from '../parsing-api/document-schema.ts';
 
 /**
- * The retry policy of DESIGN.md ("Retry policy (uploader)") as one pure function: what one
+ * The retry policy (docs/parsing-api.md, "How each answer is treated") as one pure function: what one
  * attempt's result means for the attachment. The worker does the I/O and the bookkeeping;
  * every decision about retrying, pausing or giving up is made here.
  */
@@ -121,7 +121,7 @@ function classifyDocument(status: number, body: unknown, bodyError: string | und
   const document = parsed.data;
   const warnings = document.warnings ?? [];
   const documentIdentifier = document.meta.identifier;
-  // The error is mirrored in meta with failed=true (facts file); either one means rejected.
+  // The error is mirrored in meta with failed=true (docs/parsing-api.md); either one means rejected.
   const errorCode = document.error?.errorCode ?? (document.meta.failed ? document.meta.errorCode : undefined);
   if (errorCode === undefined && !document.meta.failed) {
     return { verdict: { outcome: 'uploaded', documentIdentifier, warnings }, document };

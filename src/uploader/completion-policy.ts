@@ -96,3 +96,28 @@ function formatDuration(ms: number): string {
   if (ms % 60_000 === 0) return `${ms / 60_000} min`;
   return `${ms / 1000} s`;
 }
+
+/**
+ * The outcome of a split document from its children's, read in turn: the first child not
+ * settled decides the next poll (or the end of polling); once every child is settled, the
+ * document is parsed when each child is, and failed, naming the children that failed, when not.
+ */
+export async function childrenDecision(
+  children: readonly { identifier?: string | null | undefined }[],
+  decideChild: (identifier: string) => Promise<PollDecision>,
+): Promise<PollDecision> {
+  const failed: string[] = [];
+  for (const { identifier } of children) {
+    if (!identifier) continue;
+    const decision = await decideChild(identifier);
+    if (decision.action === 'poll-again') {
+      return { ...decision, reason: decision.reason ?? `child document ${identifier} not parsed yet` };
+    }
+    if (decision.action === 'stop')
+      return { ...decision, reason: `child document ${identifier}: ${decision.reason}` };
+    if (decision.state === 'failed') failed.push(`${identifier} (${decision.reason ?? 'failed'})`);
+  }
+  return failed.length === 0
+    ? { action: 'finish', state: 'ready', reason: null }
+    : { action: 'finish', state: 'failed', reason: `child documents failed: ${failed.join(', ')}` };
+}

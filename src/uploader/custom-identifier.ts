@@ -1,8 +1,8 @@
 /**
- * The `customIdentifier` form field (parsing-api.md §4.2) as a template over the message:
- * `{queueId}-{attachmentIndex}` or `{from}: {subject}`. Checked when the configuration
- * loads, so an unknown placeholder is a configuration problem and never a surprise at upload
- * time; rendered per upload from values the worker reads from the message record.
+ * The `customIdentifier` form field (docs/parsing-api.md, "Uploading a document") as a template
+ * over the message: `{queueId}-{attachmentIndex}` or `{from}: {subject}`. Checked when the
+ * configuration loads, so an unknown placeholder is a configuration problem and never a surprise at
+ * upload time; rendered per upload from values the worker reads from the message record.
  *
  * `{{` and `}}` write a literal brace; any other brace that is not part of a placeholder is
  * refused, so a typo such as `{queueId` does not reach the service as text.

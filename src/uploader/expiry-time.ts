@@ -1,11 +1,11 @@
 import { z } from 'zod/mini';
 
 /**
- * The `expiryTime` form field (parsing-api.md §4.2: an ISO 8601 date-time at which the
- * service deletes the document). The configuration takes either that date-time, sent as
- * written, or a duration (`30d`, `12h`, `90m`, `2w`) counted from the moment the gateway
- * received the message, so each document lives as long as the one before it however long it
- * waited in the queue.
+ * The `expiryTime` form field (docs/parsing-api.md, "Uploading a document": an ISO 8601 date-time
+ * at which the service deletes the document). The configuration takes either that date-time, sent
+ * as written, or a duration (`30d`, `12h`, `90m`, `2w`) counted from the moment the gateway
+ * received the message, so each document lives as long as the one before it however long it waited
+ * in the queue.
  */
 
 export type ExpiryTime = { kind: 'instant'; iso: string } | { kind: 'duration'; ms: number };

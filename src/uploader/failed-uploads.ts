@@ -1,23 +1,26 @@
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '../queue/redis-connections.ts';
-import { isDocumentStored } from '../queue/stored-document.ts';
+import { z } from 'zod/mini';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
+import type { RedisClient } from '../redis/connections.ts';
+import { isDocumentStored } from '../store/stored-document.ts';
 
 /** One upload that ended `failed`, as an operator needs to judge and retry it. */
-export interface FailedUpload {
-  jobId: string;
-  messageId: string;
-  entry: number;
-  workspace: string;
-  fileName: string;
-  reason: string;
-  attempts: number;
-  failedAt: string | null;
-  /** False when the stored attachment has expired: a retry could not upload anything. */
-  retryable: boolean;
-}
+export const failedUploadSchema = z.object({
+  jobId: z.string().check(z.describe('<message id>-<entry>')),
+  messageId: z.string(),
+  entry: z.int().check(z.gte(0)),
+  workspace: z.string(),
+  fileName: z.string(),
+  reason: z.string(),
+  attempts: z.int().check(z.gte(0)),
+  failedAt: z.nullable(z.iso.datetime()),
+  retryable: z
+    .boolean()
+    .check(z.describe('False when the stored attachment has expired: a retry could not upload anything')),
+});
+export type FailedUpload = z.output<typeof failedUploadSchema>;
 
 export interface FailedUploadsOptions {
   queue: Queue<UploadJobData>;
@@ -26,11 +29,17 @@ export interface FailedUploadsOptions {
   ledger: MessageLedger;
 }
 
-export interface RetryOutcome {
-  retried: string[];
-  /** Job ids not found among the failed uploads, or whose attachment has expired. */
-  refused: Array<{ jobId: string; reason: string }>;
-}
+export const retryOutcomeSchema = z.object({
+  retried: z.array(z.string()).check(z.describe('Job ids put back in the queue')),
+  refused: z
+    .array(z.object({ jobId: z.string(), reason: z.string() }))
+    .check(
+      z.describe(
+        'Job ids not put back, and why: no failed upload, its stored attachment expired, or already settled',
+      ),
+    ),
+});
+export type RetryOutcome = z.output<typeof retryOutcomeSchema>;
 
 /**
  * The failed uploads in the queue, and their retry. Failed jobs are kept for

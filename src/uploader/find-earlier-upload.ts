@@ -16,7 +16,7 @@ import type { Document } from '../parsing-api/document-schema.ts';
  * document it failed to read may be the very one an earlier attempt created.
  *
  * A document matches when its customIdentifier is this upload's and its workspace is the
- * upload's. A matching document is certain knowledge, so it is found even when another page
+ * upload's, and it is not a child the service split off an upload (`parentDocument`). A matching document is certain knowledge, so it is found even when another page
  * or item could not be read.
  */
 export type EarlierUpload = { found: Document } | { found: null } | { unknown: string };
@@ -70,6 +70,9 @@ function judge(
 ): { match: Document } | 'other' | { doubt: string } {
   if ('unreadable' in item) return { doubt: `document lookup listed ${item.unreadable}` };
   const { meta } = item.document;
+  // A document the service split off an upload (documentSplitter) is a child of it, never the
+  // upload itself, whatever customIdentifier the service gave it: the parent is the one to find.
+  if (meta.parentDocument) return 'other';
   // Without its customIdentifier an item could be this upload's: the query asked for it.
   if (typeof meta.customIdentifier !== 'string') {
     return { doubt: `document lookup listed document ${meta.identifier} without its customIdentifier` };

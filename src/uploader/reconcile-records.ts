@@ -20,9 +20,9 @@ export interface RecordReconcilerOptions {
   queue: Queue<UploadJobData>;
   ledger: MessageLedger;
   logger: Logger;
-  /** Jobs of each set looked at per pass; default 200. */
+  /** Jobs of each set looked at per pass; default RECONCILE_BATCH. */
   batch?: number;
-  /** Milliseconds between passes; default 60 s. */
+  /** Milliseconds between passes; default RECONCILE_EVERY_MS. */
   everyMs?: number;
 }
 
@@ -37,10 +37,15 @@ export interface RecordReconciler {
 
 type FinishedSet = 'failed' | 'completed';
 
+/** Jobs of each finished set one pass looks at: 200, so a pass over a long set is many short ones. */
+const RECONCILE_BATCH = 200;
+/** Milliseconds between passes: 60 s, so an entry a crash left behind is repaired within minutes. */
+const RECONCILE_EVERY_MS = 60_000;
+
 export function createRecordReconciler(options: RecordReconcilerOptions): RecordReconciler {
   const { queue, ledger } = options;
-  const batch = options.batch ?? 200;
-  const everyMs = options.everyMs ?? 60_000;
+  const batch = options.batch ?? RECONCILE_BATCH;
+  const everyMs = options.everyMs ?? RECONCILE_EVERY_MS;
   const log = options.logger.child({ component: 'record-reconciler' });
   // Where the next pass resumes in each set, oldest first; back to 0 after the newest. Jobs
   // added or removed meanwhile shift the positions: one may be looked at twice or wait a round.

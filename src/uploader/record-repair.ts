@@ -13,7 +13,7 @@ import { isSettled } from './next-step.ts';
 export type FinishedJob =
   /** Failed for good: attempts spent, stalled too often, or a permanent failure. */
   | { state: 'failed'; failedReason: string }
-  /** Completed, with the processor's return value (upload-attempt.ts UploadResult). */
+  /** Completed, with the processor's return value (upload-ending.ts UploadResult). */
   | { state: 'completed'; returnValue: unknown };
 
 /** The entry states a finished job leaves wrong: it was still on its way. */

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.ts';
-import type { RedisClient } from '../queue/redis-connections.ts';
-import { isRedisUnavailable } from '../queue/redis-unavailable.ts';
+import type { RedisClient } from '../redis/connections.ts';
+import { isRedisUnavailable } from '../redis/unavailable.ts';
 
 /**
  * Once the service has answered an upload, what the answer means must reach the record even

@@ -2,16 +2,17 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
-import type { RedisClient } from '../queue/redis-connections.ts';
-import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
+import type { EventAnnouncer } from '../queue/announce-events.ts';
+import { type CompletionJobData, completionQueueName } from '../queue/completion-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
 import type { AttachmentEntry, CompletionStatus } from '../record/message-record.ts';
+import type { RedisClient } from '../redis/connections.ts';
+import type { RedisOutageLog } from '../redis/outage-log.ts';
 import { inspectResponse } from './classify-response.ts';
 import { closeWorker, createRunningJobs } from './close-worker.ts';
-import { decidePoll } from './completion-policy.ts';
-import { type CompletionJobData, completionQueueName } from './completion-queue.ts';
-import { documentOutcome } from './record-outcome.ts';
+import { childrenDecision, decidePoll } from './completion-policy.ts';
+import { settleParseOutcome } from './settle-parse-outcome.ts';
 import { uploadQuery } from './upload-fields.ts';
 import type { UploadWorkspaces } from './upload-settings-schema.ts';
 
@@ -34,15 +35,17 @@ export interface CompletionWorkerOptions {
   /** The uploads' client: same key, pool and timeouts. */
   client: ParsingApiClient;
   workspaces: UploadWorkspaces;
-  /** Polls in flight in this process; default 4 (a poll is one small GET). */
+  /** Polls in flight in this process; default POLLS_IN_FLIGHT. */
   concurrency?: number;
   /** Counts parsed and parse_failed documents; absent: nothing is counted. */
   metrics?: GatewayMetrics;
+  /** Announces document.parsed and document.parse_failed to the webhooks; absent: nothing is announced. */
+  announcer?: EventAnnouncer;
   logger: Logger;
   /** Epoch milliseconds; injected for tests, default Date.now. */
   now?: () => number;
-  /** How long close() waits for polls in flight, ms; default 30 s (upload.closeTimeout). */
-  closeTimeout?: number;
+  /** upload.closeTimeout, ms: how long close() waits for polls in flight. */
+  closeTimeout: number;
 }
 
 export interface CompletionWorker {
@@ -51,6 +54,9 @@ export interface CompletionWorker {
   /** Finishes the polls in flight, then stops. Idempotent. */
   close(): Promise<void>;
 }
+
+/** Polls in flight per process unless told otherwise: 4, as a poll is one small GET. */
+const POLLS_IN_FLIGHT = 4;
 
 export function createCompletionWorker(options: CompletionWorkerOptions): CompletionWorker {
   const { ledger, client } = options;
@@ -66,7 +72,7 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
     {
       connection: options.connection,
       prefix: options.keys.queuePrefix,
-      concurrency: options.concurrency ?? 4,
+      concurrency: options.concurrency ?? POLLS_IN_FLIGHT,
       autorun: false,
     },
   );
@@ -112,36 +118,58 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
       jobLog.warn(reason);
       return 'error';
     }
+    // The service's parse event (trackCompletion via resthook) may have settled it meanwhile.
+    const current = await ledger.readEntry(data.messageId, data.entry);
+    if (current === null || current.completion?.state === 'ready' || current.completion?.state === 'failed') {
+      jobLog.debug('parse outcome already known: no poll');
+      return current?.completion?.state ?? 'gone';
+    }
 
     const result = await client.getDocument(data.documentIdentifier, uploadQuery(workspace));
     // Transient answers are never "the last attempt" here: the policy's bounds end polling.
     const response = inspectResponse({ result, attempt: 1, maxAttempts: Number.POSITIVE_INFINITY });
     const polls = data.polls + 1;
     const at = now();
-    const decision = decidePoll({
-      response,
-      status: result.kind === 'response' ? result.status : null,
-      retryAfter: result.kind === 'response' ? result.headers['retry-after'] : undefined,
-      polls,
-      startedAt: data.uploadedAt,
-      now: at,
-      policy,
-    });
+    const decideFor = (read: typeof result, inspected: typeof response) =>
+      decidePoll({
+        response: inspected,
+        status: read.kind === 'response' ? read.status : null,
+        retryAfter: read.kind === 'response' ? read.headers['retry-after'] : undefined,
+        polls,
+        startedAt: data.uploadedAt,
+        now: at,
+        policy,
+      });
+    let decision = decideFor(result, response);
+    // A document the workspace's splitter split is parsed when every child is.
+    const children = response.document?.meta.childDocuments ?? [];
+    if (decision.action === 'finish' && decision.state === 'ready' && children.length > 0) {
+      decision = await childrenDecision(children, async (identifier) => {
+        const read = await client.getDocument(identifier, uploadQuery(workspace));
+        return decideFor(
+          read,
+          inspectResponse({ result: read, attempt: 1, maxAttempts: Number.POSITIVE_INFINITY }),
+        );
+      });
+    }
 
     switch (decision.action) {
       case 'finish': {
-        const { document } = response;
-        const patch: Partial<Omit<AttachmentEntry, 'entry'>> = document ? documentOutcome(document) : {};
-        if (document?.warnings && document.warnings.length > 0) patch.warnings = document.warnings;
-        // A document whose processing failed is rejected, as it is when the upload answer says so.
-        if (decision.state === 'failed') Object.assign(patch, { state: 'rejected', reason: decision.reason });
-        await setCompletion(
+        const settled = await settleParseOutcome(
+          { ledger, announcer: options.announcer, metrics: options.metrics },
           data,
-          { state: decision.state, polls, nextPollAt: null, reason: decision.reason },
-          patch,
+          {
+            state: decision.state,
+            reason: decision.reason,
+            document: response.document ?? null,
+            polls,
+            settledBy: 'poll',
+          },
         );
-        options.metrics?.documents.inc({ outcome: decision.state === 'ready' ? 'parsed' : 'parse_failed' });
-        jobLog.info({ polls, state: decision.state, reason: decision.reason }, 'document parse finished');
+        jobLog.info(
+          { polls, state: decision.state, reason: decision.reason, settled },
+          'document parse finished',
+        );
         return decision.state;
       }
       case 'stop':
@@ -178,7 +206,7 @@ export function createCompletionWorker(options: CompletionWorkerOptions): Comple
     close() {
       closing ??= (async () => {
         running = false;
-        const outcome = await closeWorker(worker, jobs, options.closeTimeout ?? 30_000);
+        const outcome = await closeWorker(worker, jobs, options.closeTimeout);
         if (outcome === 'closed') log.info('completion worker closed');
         else
           log.warn(

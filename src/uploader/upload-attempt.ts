@@ -1,17 +1,19 @@
-import { type Job, type Queue, UnrecoverableError, WaitingError } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ApiResult } from '../parsing-api/api-result.ts';
 import type { Document } from '../parsing-api/document-schema.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
-import { releaseBlob } from '../queue/blob-release.ts';
-import type { RedisClient } from '../queue/redis-connections.ts';
-import { readStoredDocument } from '../queue/stored-document.ts';
+import type { EventAnnouncer } from '../queue/announce-events.ts';
+import type { CompletionJobData } from '../queue/completion-queue.ts';
+import type { NoticeTrigger } from '../queue/notice-queue.ts';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { EntryPatch, MessageLedger, StoredEntry } from '../record/message-ledger.ts';
-import type { MessageRecord } from '../record/message-record.ts';
-import { type CompletionJobData, startTracking } from './completion-queue.ts';
+import { type AttachmentEntry, finalStates, type MessageRecord } from '../record/message-record.ts';
+import type { RedisClient } from '../redis/connections.ts';
+import { releaseBlob } from '../store/blob-release.ts';
+import { readStoredDocument } from '../store/stored-document.ts';
 import { countDocuments, documentOutcomesOf } from './document-metrics.ts';
 import { type AttemptFacts, type NextStep, nextStep } from './next-step.ts';
 import { uploadContextOf } from './record-outcome.ts';
@@ -21,12 +23,20 @@ import {
   failure,
   finishSettled,
   retryLater,
-  type SettledState,
   type Settlement,
   settleAnswer,
 } from './settle-attempt.ts';
 import { settleThroughOutage } from './settle-through-outage.ts';
-import { customIdentifierOf, type UploadContext, uploadFields, uploadQuery } from './upload-fields.ts';
+import { startTracking } from './start-tracking.ts';
+import { conclude, type UploadResult } from './upload-ending.ts';
+import {
+  customIdentifierOf,
+  type UploadContext,
+  uploadFields,
+  uploadQuery,
+  withDocumentType,
+  withSubaddress,
+} from './upload-fields.ts';
 import type { UploadWorkspace, UploadWorkspaces } from './upload-settings-schema.ts';
 
 /**
@@ -34,28 +44,6 @@ import type { UploadWorkspace, UploadWorkspaces } from './upload-settings-schema
  * nextStep what to do, make the lookup or the upload it names, settle the answer, perform the
  * settlement's actions in order, and translate its ending for BullMQ.
  */
-
-/**
- * A permanent failure the attempt recorded on the entry before throwing it; BullMQ fails the
- * job without retrying. Other UnrecoverableErrors come from BullMQ itself (a job that stalled
- * more than the allowed number of times) and are recorded by the worker's 'failed' listener.
- */
-export class RecordedUploadFailure extends UnrecoverableError {
-  constructor(reason: string) {
-    super(reason);
-    this.name = 'RecordedUploadFailure';
-  }
-}
-
-/** A transient failure: BullMQ retries it after the delay the retry policy chose. */
-export class RetryableUploadError extends Error {
-  readonly retryAfter: string | undefined;
-  constructor(reason: string, retryAfter: string | undefined) {
-    super(reason);
-    this.name = 'RetryableUploadError';
-    this.retryAfter = retryAfter;
-  }
-}
 
 export interface UploadAttemptDeps {
   /** For blobs: any connection to the same Redis. */
@@ -74,22 +62,19 @@ export interface UploadAttemptDeps {
   keyGeneration?: (() => number) | undefined;
   /** Completion tracking's queue; absent when no workspace tracks completion. */
   completion?: Queue<CompletionJobData> | undefined;
+  /** Announces each final state to the webhooks that asked for it; absent: nothing is announced. */
+  announcer?: EventAnnouncer | undefined;
+  /** Told of each document's final state, for a notice to the sender once the last settles; absent: none. */
+  notices?: NoticeTrigger | undefined;
   /** `api.timeout`, ms: after a timed-out attempt, how long a lookup finding nothing is not trusted. */
   requestTimeoutMs?: number | undefined;
   /** Stops taking jobs until resumed: the service refused the API key. */
   pauseUploads(reason: string): Promise<void>;
   /**
    * upload.stalledAfter, ms: how long a settlement's writes wait out a Redis outage before the
-   * job is failed and retried (settle-through-outage.ts); default 30 s.
+   * job is failed and retried (settle-through-outage.ts).
    */
-  settleWaitMs?: number | undefined;
-}
-
-/** A completed job's return value: what its entry says, so the record can be checked against it. */
-export interface UploadResult {
-  documentIdentifier: string;
-  state: SettledState;
-  reason: string | null;
+  settleWaitMs: number;
 }
 
 export type UploadProcessor = (job: Job<UploadJobData>, token: string | undefined) => Promise<UploadResult>;
@@ -121,11 +106,11 @@ export function createUploadAttempt(deps: UploadAttemptDeps): UploadProcessor {
     const run = await openRun(deps, job);
     const settlement = await settlementFor(deps, run, nextStep(run.facts));
     if (settlement.outcome) deps.metrics?.uploads.inc({ outcome: settlement.outcome });
-    const outage = { redis: deps.redis, boundMs: deps.settleWaitMs ?? 30_000 };
+    const outage = { redis: deps.redis, boundMs: deps.settleWaitMs };
     for (const action of settlement.actions) {
       await settleThroughOutage(outage, run.log, action.action, () => perform(deps, run, action));
     }
-    return conclude(run, settlement, token);
+    return conclude(run.job, run.log, settlement, token);
   };
 }
 
@@ -144,11 +129,20 @@ async function openRun(deps: UploadAttemptDeps, job: Job<UploadJobData>): Promis
     runsStarted: job.attemptsStarted,
     entry: stored?.value ?? null,
     workspaceName: data.workspace,
-    workspace: deps.workspaces.get(data.workspace),
+    workspace: workspaceOf(deps.workspaces, data),
     blob,
   };
   const log = deps.logger.child({ queueId: data.messageId, jobId: job.id, entry: data.entry, attempt });
   return { job, data, attempt, log, facts, record, stored };
+}
+
+/**
+ * The job's workspace as its upload sees it: with the fields of the tag it was addressed by,
+ * and the document type whose address it was reached by.
+ */
+function workspaceOf(workspaces: UploadWorkspaces, data: UploadJobData): UploadWorkspace | undefined {
+  const workspace = workspaces.get(data.workspace);
+  return workspace && withDocumentType(withSubaddress(workspace, data.subaddress), data.documentType);
 }
 
 async function settlementFor(deps: UploadAttemptDeps, run: Run, step: NextStep): Promise<Settlement> {
@@ -258,10 +252,12 @@ async function perform(deps: UploadAttemptDeps, run: Run, action: FollowUp): Pro
       });
       return;
     }
-    case 'update-entry':
-      await changeEntry(deps, run, action.change);
+    case 'update-entry': {
+      const written = await changeEntry(deps, run, withTracking(deps, run, action.change));
       countDocuments(deps.metrics, documentOutcomesOf(action.change));
-      return;
+      await announceFinal(deps, run, written?.value ?? null);
+      return noticeIfLast(deps, run, written?.value ?? null);
+    }
     case 'release-blob':
       await releaseBlob(deps.redis, deps.keys, {
         messageId: data.messageId,
@@ -274,6 +270,57 @@ async function perform(deps: UploadAttemptDeps, run: Run, action: FollowUp): Pro
     case 'pause-uploads':
       return deps.pauseUploads(action.reason);
   }
+}
+
+/** The events of an entry's final states (README, "Webhooks"). */
+const finalEvents = {
+  uploaded: 'document.uploaded',
+  rejected: 'document.rejected',
+  failed: 'document.failed',
+} as const;
+
+/**
+ * Announces the entry's final state once it is written. A re-run of a settled job writes the
+ * same state again and announces the same event id, which the webhook queue takes only once.
+ */
+async function announceFinal(
+  deps: UploadAttemptDeps,
+  run: Run,
+  entry: AttachmentEntry | null,
+): Promise<void> {
+  if (!deps.announcer || entry === null) return;
+  if (entry.state !== 'uploaded' && entry.state !== 'rejected' && entry.state !== 'failed') return;
+  await deps.announcer.announce({
+    event: finalEvents[entry.state],
+    messageId: run.data.messageId,
+    workspace: run.data.workspace,
+    subject: [run.data.entry],
+    payload: { attachment: entry },
+  });
+}
+
+/**
+ * Tells the sender notices that a document settled: the trigger queues the message's notice
+ * once every entry of the record is final. Written after the entry, so of two documents
+ * settling at once at least the later sees the record settled.
+ */
+async function noticeIfLast(deps: UploadAttemptDeps, run: Run, entry: AttachmentEntry | null): Promise<void> {
+  if (!deps.notices || entry === null || !finalStates.has(entry.state)) return;
+  await deps.notices.documentSettled(run.data.messageId);
+}
+
+/**
+ * An upload that completion tracking will follow says so in the same write that records it
+ * uploaded (`completion: polling`), so a reader never sees it uploaded and untracked for a
+ * moment (`send --wait` would stop there). A completion already settled stays.
+ */
+function withTracking(deps: UploadAttemptDeps, run: Run, change: EntryPatch): EntryPatch {
+  const policy = run.facts.workspace?.trackCompletion;
+  if (!deps.completion || !policy || change.state !== 'uploaded' || change.ready === true) return change;
+  const known = run.stored?.value.completion?.state;
+  if (known === 'ready' || known === 'failed') return change;
+  const nextPollAt = new Date(Date.now() + policy.firstDelay).toISOString();
+  return { ...change, completion: { state: 'polling', polls: 0, nextPollAt, reason: null } };
 }
 
 /** Changes the run's entry, starting from the text it last saw of it; keeps what it wrote. */
@@ -303,40 +350,12 @@ async function trackCompletion(
     document,
     upload: { documentIdentifier, messageId, entry, workspace: run.data.workspace },
     now: Date.now(),
+    pushed: {
+      redis: deps.redis,
+      keys: deps.keys,
+      ledger: deps.ledger,
+      announcer: deps.announcer,
+      metrics: deps.metrics,
+    },
   });
-}
-
-/** The ending, as BullMQ understands it: a result, or the error that retries, fails or waits. */
-async function conclude(
-  run: Run,
-  { outcome, ending }: Settlement,
-  token: string | undefined,
-): Promise<UploadResult> {
-  switch (ending.end) {
-    case 'done':
-      // A skipped run settled nothing itself: the earlier run announced the document.
-      if (outcome) {
-        run.log.info(
-          { documentIdentifier: ending.documentIdentifier, reason: ending.reason },
-          `document ${outcome}`,
-        );
-      }
-      return { documentIdentifier: ending.documentIdentifier, state: ending.state, reason: ending.reason };
-    case 'retry':
-      run.log.warn({ reason: ending.reason }, 'upload will be retried');
-      throw new RetryableUploadError(ending.reason, ending.retryAfter);
-    case 'fail': {
-      const requestError = ending.requestError === undefined ? {} : { requestError: ending.requestError };
-      run.log.warn({ reason: ending.reason, ...requestError }, 'upload failed');
-      throw new RecordedUploadFailure(ending.reason);
-    }
-    case 'hand-back':
-      run.log.error(
-        { status: ending.status },
-        'API key refused; uploads paused until the key is corrected (SIGHUP)',
-      );
-      // pause(true) did not wait for the active jobs, this one among them: it goes back untouched.
-      await run.job.moveToWait(token);
-      throw new WaitingError();
-  }
 }

@@ -1,3 +1,4 @@
+import { tagKey } from '../sender/subaddress.ts';
 import { renderCustomIdentifier } from './custom-identifier.ts';
 import { resolveExpiryTime } from './expiry-time.ts';
 import { gatewayCustomIdentifier } from './upload-identity.ts';
@@ -5,8 +6,8 @@ import type { UploadWorkspace } from './upload-settings-schema.ts';
 
 /**
  * The form fields of POST /v3/documents for one attachment, encoded as the service expects
- * (parsing-api-facts.md):
- * - names exactly as in parsing-api.md §4.2, in its order;
+ * (docs/parsing-api.md, "Uploading a document"):
+ * - names exactly as the service spells them, in the order that section lists them;
  * - booleans as "true"/"false";
  * - `regionBias` as one part of JSON text;
  * - arrays as one part per item: `limitToExamples` the identifier itself, `warningMessages`
@@ -95,4 +96,29 @@ export function customIdentifierOf(workspace: UploadWorkspace, context: UploadCo
 /** The query parameters of the workspace's requests: `snake_case=true` changes the answers' keys. */
 export function uploadQuery(workspace: UploadWorkspace): { snakeCase: boolean } {
   return { snakeCase: workspace.upload?.snake_case === true };
+}
+
+/**
+ * The workspace as an upload addressed with `tag` sees it: the tag's fields over its `upload`
+ * block (workspaces[].subaddresses). Unchanged without a tag, or for a tag it lists no fields for.
+ */
+export function withSubaddress(workspace: UploadWorkspace, tag: string | undefined): UploadWorkspace {
+  if (tag === undefined || workspace.subaddresses === undefined) return workspace;
+  const key = tagKey(tag);
+  const fields = Object.entries(workspace.subaddresses).find(([name]) => tagKey(name) === key)?.[1];
+  if (fields === undefined) return workspace;
+  return { ...workspace, upload: { ...workspace.upload, ...fields } };
+}
+
+/**
+ * The workspace as an upload through a document type's address sees it (discovery): its
+ * `upload` fields with `documentType` set to that type, over any the workspace or a tag gave:
+ * the address names the type. Unchanged without one.
+ */
+export function withDocumentType(
+  workspace: UploadWorkspace,
+  documentType: string | undefined,
+): UploadWorkspace {
+  if (documentType === undefined) return workspace;
+  return { ...workspace, upload: { ...workspace.upload, documentType } };
 }

@@ -5,21 +5,21 @@ import { parseExpiryTime } from './expiry-time.ts';
 
 /**
  * What a workspace's configuration says about its uploads: the `upload:` block, holding the
- * form fields of POST /v3/documents (parsing-api.md §4.2) under their spec names, and
+ * form fields of POST /v3/documents (docs/parsing-api.md, "Uploading a document") under their spec names, and
  * `trackCompletion`. It lives beside upload-fields.ts, the encoder that is its other half:
  * every value accepted here must encode to something the service takes.
  *
  * Absent means the service's default; null, where the spec allows it, means the same (the
  * field is not sent, so the workspace setting applies). `file`, `fileName` and `workspace`
  * are the gateway's to set; `url` is refused (the gateway uploads files) and so is the
- * deprecated `identifier` (§9), so that neither is ever sent.
+ * deprecated `identifier`, so that neither is ever sent.
  */
 
 /** Two lowercase letters: the ISO 3166-1 alpha-2 codes the service writes in lowercase. */
 const countryCode = () =>
   z.string().check(z.regex(/^[a-z]{2}$/, { error: 'expected a lowercase two-letter country code, e.g. vn' }));
 
-/** RegionBias (§2.8); sent as JSON text. */
+/** RegionBias: a country, countries or coordinates; sent as JSON text. */
 const regionBiasSchema = z
   .strictObject({
     country: z.optional(countryCode()),
@@ -61,7 +61,7 @@ const withdrawnCodes: Readonly<Record<string, string>> = {
 
 /**
  * ISO 639-1 (two letters), except Chinese, which the service wants as `zh-cn` or `zh-tw`
- * (§4.2). Written in any case, sent in lowercase.
+ * (docs/parsing-api.md, "Uploading a document"). Written in any case, sent in lowercase.
  */
 const languageSchema = z.pipe(
   z.string(),
@@ -104,7 +104,7 @@ const warningMessageSchema = z.strictObject({
 export const uploadFieldsSchema = z
   .strictObject({
     // wait and rejectDuplicates first: the two most used, listed first in an unknown-key message.
-    /** Answer only after parsing; the gateway sends false when absent (§4.2's default is true). */
+    /** Answer only after parsing; the gateway sends false when absent (the service's default is true). */
     wait: z.optional(z.boolean()),
     /** Fail a duplicate of an existing document without spending credits; null: the workspace setting. */
     rejectDuplicates: z.optional(z.nullable(z.boolean())),
@@ -123,7 +123,7 @@ export const uploadFieldsSchema = z
     lowPriority: z.optional(z.boolean()),
     /** Compact parse result; has an effect only with `wait: true`. */
     compact: z.optional(z.boolean()),
-    /** Store nothing after parsing; only with `wait: true` (§7.5). */
+    /** Store nothing after parsing; only with `wait: true` (the service refuses it otherwise). */
     deleteAfterParse: z.optional(z.boolean()),
     enableValidationTool: z.optional(z.boolean()),
     /** true: OCR; false: text layer; null/absent: the service decides. */
@@ -142,9 +142,7 @@ export const uploadFieldsSchema = z
     warningMessages: z.optional(z.array(warningMessageSchema)),
     /** Not a form field: the query parameter `?snake_case=true`; answers then come in snake_case. */
     snake_case: z.optional(z.boolean()),
-    identifier: z.optional(
-      z.never({ error: 'is deprecated (parsing-api.md §9) and never sent; use customIdentifier' }),
-    ),
+    identifier: z.optional(z.never({ error: 'is deprecated and never sent; use customIdentifier' })),
     url: z.optional(
       z.never({ error: 'cannot be configured: the gateway uploads the attachment as the file part' }),
     ),
@@ -171,41 +169,62 @@ export type UploadFieldsConfig = z.output<typeof uploadFieldsSchema>;
 /** Milliseconds in a day. */
 const DAY_MS = 86_400_000;
 
+/** The fallback poll's first delay when the service pushes the outcome: 1 min. */
+const RESTHOOK_FIRST_DELAY = 60_000;
+
 /**
  * Completion tracking: after an upload answered before parsing finished (`wait: false`),
- * poll GET /v3/documents/{identifier} with doubling intervals until the document is ready.
- * `true` takes every default; `false` or absent turns it off.
+ * learn the parse outcome. `via: poll` polls GET /v3/documents/{identifier} with doubling
+ * intervals until the document is ready; `via: resthook` subscribes to the service's parse
+ * events and polls only as the fallback for a document no event settled, from `firstDelay`
+ * (default 60000 then). `true` takes every default; `false` or absent turns it off.
  */
-const completionPolicySchema = z
-  .strictObject(
-    {
-      /** Milliseconds from the upload to the first poll; doubles after each poll. Default 5000. */
-      firstDelay: z._default(integer(100, DAY_MS), 5_000),
-      /** Largest interval between polls, in milliseconds; default 300000 (5 min). */
-      maxDelay: z._default(integer(100, DAY_MS), 300_000),
-      /** Polls per document before giving up; default 300 (24 h at the largest interval). */
-      maxPolls: z._default(integer(1, 100_000), 300),
-      /** Milliseconds from the upload after which polling gives up; default 86400000 (24 h). */
-      maxTime: z._default(integer(1_000, 30 * DAY_MS), DAY_MS),
-    },
-    {
-      error: (issue) =>
-        issue.code === 'invalid_type'
-          ? 'expected true, false, or a mapping of firstDelay, maxDelay, maxPolls, maxTime'
-          : undefined,
-    },
-  )
-  .check(
-    z.refine((policy) => policy.maxDelay >= policy.firstDelay, {
-      error: 'maxDelay must not be below firstDelay',
-      path: ['maxDelay'],
-    }),
+const completionPolicyFields = z.strictObject(
+  {
+    /** poll (default): ask until ready; resthook: the service pushes the outcome, polling is the fallback. */
+    via: z._default(z.enum(['poll', 'resthook'], { error: 'expected poll or resthook' }), 'poll'),
+    /** Milliseconds from the upload to the first poll; doubles after each poll. Default 5000 (resthook: 60000). */
+    firstDelay: z.optional(integer(100, DAY_MS)),
+    /** Largest interval between polls, in milliseconds; default 300000 (5 min). */
+    maxDelay: z._default(integer(100, DAY_MS), 300_000),
+    /** Polls per document before giving up; default 300 (24 h at the largest interval). */
+    maxPolls: z._default(integer(1, 100_000), 300),
+    /** Milliseconds from the upload after which polling gives up; default 86400000 (24 h). */
+    maxTime: z._default(integer(1_000, 30 * DAY_MS), DAY_MS),
+  },
+  {
+    error: (issue) =>
+      issue.code === 'invalid_type'
+        ? 'expected true, false, or a mapping of via, firstDelay, maxDelay, maxPolls, maxTime'
+        : undefined,
+  },
+);
+
+const completionPolicySchema = z.pipe(
+  completionPolicyFields,
+  z.transform((fields: z.output<typeof completionPolicyFields>, ctx) => {
+    const firstDelay = fields.firstDelay ?? (fields.via === 'resthook' ? RESTHOOK_FIRST_DELAY : 5_000);
+    const policy = { ...fields, firstDelay };
+    if (policy.maxDelay < firstDelay) {
+      ctx.issues.push({
+        code: 'custom',
+        message: 'maxDelay must not be below firstDelay',
+        input: fields,
+        path: ['maxDelay'],
+      });
+    }
     // A first poll after the deadline would be the only one, and late: refuse it at load.
-    z.refine((policy) => policy.maxTime >= policy.firstDelay, {
-      error: 'maxTime must not be below firstDelay',
-      path: ['maxTime'],
-    }),
-  );
+    if (policy.maxTime < firstDelay) {
+      ctx.issues.push({
+        code: 'custom',
+        message: 'maxTime must not be below firstDelay',
+        input: fields,
+        path: ['maxTime'],
+      });
+    }
+    return policy;
+  }),
+);
 
 /**
  * `true` and `false` read as `{}` and null, then the policy. The transform is wrapped in

@@ -1,5 +1,7 @@
 import { z } from 'zod/mini';
 import { type DeepReadonly, integer, nonEmptyString } from '../config-fields.ts';
+import { RETRY_BASE_MS, RETRY_CAP_MS } from './retry-delay.ts';
+import { subaddressesSchema } from './subaddress-fields.ts';
 import { trackCompletionSchema, uploadFieldsSchema } from './upload-options-schema.ts';
 
 /**
@@ -15,9 +17,14 @@ export const uploadSettingsSchema = z.strictObject({
   /** Tries per attachment before it is marked failed, the first included; default 15. */
   attempts: z._default(integer(1, 100), 15),
   /** Milliseconds: the first retry waits up to this (full jitter), doubling per attempt; default 1000. */
-  retryBaseDelay: z._default(integer(10, 60_000), 1000),
+  retryBaseDelay: z._default(integer(10, 60_000), RETRY_BASE_MS),
   /** Milliseconds: the longest backoff window between attempts; default 600000 (10 min). */
-  retryMaxDelay: z._default(integer(100, 86_400_000), 600_000),
+  retryMaxDelay: z._default(integer(100, 86_400_000), RETRY_CAP_MS),
+  /**
+   * When uploads succeed again after an outage, promote the retries still waiting out their
+   * backoff instead of letting each wait its window (retry-promotion.ts); default true.
+   */
+  promoteAfterRecovery: z._default(z.boolean(), true),
   /**
    * Milliseconds a worker holds an upload's lock between renewals; a job whose worker died is
    * handed out again after about this long (BullMQ lockDuration and stalledInterval); default 30000.
@@ -46,6 +53,11 @@ export const uploadWorkspaceFields = {
    * `upload.collection` and `upload.documentType` win over the keys above.
    */
   upload: z.optional(uploadFieldsSchema),
+  /**
+   * Upload fields by subaddress tag (`inbox+invoices@…` → `invoices`), over `upload` field by
+   * field for mail addressed with that tag; a tag not listed uploads with `upload` alone.
+   */
+  subaddresses: z.optional(subaddressesSchema),
   /** Poll each document until the service has parsed it: true, or the polling bounds; default off. */
   trackCompletion: trackCompletionSchema,
 };

@@ -2,17 +2,21 @@ import { type Job, type Queue, WaitingError, Worker, type WorkerOptions } from '
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ParsingApiClient } from '../parsing-api/parsing-api-client.ts';
-import type { RedisClient } from '../queue/redis-connections.ts';
-import type { RedisOutageLog } from '../queue/redis-outage-log.ts';
+import type { EventAnnouncer } from '../queue/announce-events.ts';
+import type { CompletionJobData } from '../queue/completion-queue.ts';
+import type { NoticeTrigger } from '../queue/notice-queue.ts';
 import { type UploadJobData, uploadQueueName } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';
+import type { RedisClient } from '../redis/connections.ts';
+import type { RedisOutageLog } from '../redis/outage-log.ts';
 import { closeWorker, createRunningJobs, type RunningJobs } from './close-worker.ts';
-import type { CompletionJobData } from './completion-queue.ts';
 import { repair } from './reconcile-records.ts';
 import { createRequestSlots, jobsInFlight } from './request-slots.ts';
 import { retryDelayMs } from './retry-delay.ts';
-import { createUploadAttempt, RecordedUploadFailure, RetryableUploadError } from './upload-attempt.ts';
+import type { RetryPromotion } from './retry-promotion.ts';
+import { createUploadAttempt } from './upload-attempt.ts';
+import { RecordedUploadFailure, RetryableUploadError } from './upload-ending.ts';
 import type { UploadWorkspaces } from './upload-settings-schema.ts';
 
 /**
@@ -40,19 +44,25 @@ export interface UploadWorkerOptions {
   logger: Logger;
   /** Injected for tests; default Math.random. */
   random?: () => number;
-  /** upload.retryBaseDelay / retryMaxDelay, ms; default 1 s / 10 min. */
-  retryBaseDelay?: number;
-  retryMaxDelay?: number;
-  /** upload.stalledAfter, ms: lock duration, and how often dead workers' jobs are looked for; default 30 s. */
-  stalledAfter?: number;
-  /** upload.closeTimeout, ms: how long close() waits for uploads in flight; default 30 s. */
-  closeTimeout?: number;
-  /** upload.maxStalls: how often a job may be re-run after its worker died before it fails; default 3. */
-  maxStalls?: number;
+  /** upload.retryBaseDelay / retryMaxDelay, ms. */
+  retryBaseDelay: number;
+  retryMaxDelay: number;
+  /** upload.stalledAfter, ms: lock duration, and how often dead workers' jobs are looked for. */
+  stalledAfter: number;
+  /** Promotes the waiting retries once uploads succeed again (upload.promoteAfterRecovery). */
+  promotion?: RetryPromotion;
+  /** upload.closeTimeout, ms: how long close() waits for uploads in flight. */
+  closeTimeout: number;
+  /** upload.maxStalls: how often a job may be re-run after its worker died before it fails. */
+  maxStalls: number;
   /** Which API key is in use (it changes on a reload): a 401 to an older key does not pause. */
   keyGeneration?: () => number;
   /** Completion tracking's queue; absent when no workspace tracks completion. */
   completion?: Queue<CompletionJobData>;
+  /** Announces each document's final state to the webhooks (announce-events.ts); absent: none. */
+  announcer?: EventAnnouncer;
+  /** Told of each document's final state, for the sender notices (src/notices); absent: none. */
+  notices?: NoticeTrigger;
   /** api.timeout, ms: after a timed-out attempt, how long a lookup finding nothing is not trusted. */
   requestTimeoutMs?: number;
 }
@@ -99,8 +109,10 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
   // Redis away is the outage log's to report, once, not this listener's on every retry.
   worker.on('error', (err) => options.outage?.absorbs(err) || log.error({ err }, 'upload worker error'));
   worker.on('failed', (job, err) => {
+    if (err instanceof RetryableUploadError) options.promotion?.retryScheduled(err.retryAfter);
     if (job && !(err instanceof RecordedUploadFailure)) recordGivenUp(options, log, job, err);
   });
+  worker.on('completed', () => options.promotion?.succeeded());
 
   return {
     get running() {
@@ -123,7 +135,9 @@ export function createUploadWorker(options: UploadWorkerOptions): UploadWorker {
     },
     close() {
       running = false;
-      closing ??= closeWithin(worker, jobs, options.closeTimeout ?? 30_000, log);
+      closing ??= closeWithin(worker, jobs, options.closeTimeout, log).then(() =>
+        options.promotion?.settled(),
+      );
       return closing;
     },
   };
@@ -142,9 +156,9 @@ function workerOptions(options: UploadWorkerOptions): WorkerOptions {
     prefix: options.keys.queuePrefix,
     concurrency: jobsInFlight(options.concurrency),
     autorun: false,
-    lockDuration: options.stalledAfter ?? 30_000,
-    maxStalledCount: options.maxStalls ?? 3,
-    stalledInterval: options.stalledAfter ?? 30_000,
+    lockDuration: options.stalledAfter,
+    maxStalledCount: options.maxStalls,
+    stalledInterval: options.stalledAfter,
     settings: {
       backoffStrategy: (attemptsMade, _type, err) =>
         retryDelayMs({
@@ -152,8 +166,8 @@ function workerOptions(options: UploadWorkerOptions): WorkerOptions {
           retryAfter: err instanceof RetryableUploadError ? err.retryAfter : undefined,
           now: Date.now(),
           random,
-          ...(options.retryBaseDelay === undefined ? {} : { baseMs: options.retryBaseDelay }),
-          ...(options.retryMaxDelay === undefined ? {} : { capMs: options.retryMaxDelay }),
+          baseMs: options.retryBaseDelay,
+          capMs: options.retryMaxDelay,
         }),
     },
   };

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
-import type { WorkspaceInput } from '../support/test-config.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
+import type { WorkspaceInput } from '../../harness/test-config.ts';
 
 /**
- * Issue 4 §2, end to end: From headers that try to pass for an allowed sender, sent through
- * SMTP to a workspace allowing `*@acme.example`, each answered with its exact reply and none
- * uploaded; and the spellings of an allowed address that must still get through. The
- * whitelist unit tables (test/unit/whitelist) hold the same cases one layer down; this proves
- * the MIME walk hands the header over as written and the intake applies the verdict.
+ * The sender check (docs/architecture.md), end to end: From headers that try to pass for an allowed
+ * sender, sent through SMTP to a workspace allowing `*@acme.example`, each answered with its exact
+ * reply and none uploaded; and the spellings of an allowed address that must still get through. The
+ * whitelist unit tables (test/unit/whitelist) hold the same cases one layer down; this proves the
+ * MIME walk hands the header over as written and the intake applies the verdict.
  */
 
 const workspaces: WorkspaceInput[] = [

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAppendWriter } from '../../src/queue/append-writer.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
+import { createAppendWriter } from '../../src/store/append-writer.ts';
 
 /** Resolves with 'pending' when `promise` has not settled once the event loop has turned. */
 async function state(promise: Promise<unknown>): Promise<'pending' | 'settled'> {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, emlFixture, sampleFile, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import type { MessageRecord } from '../../src/record/message-record.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, emlFixture, sampleFile, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 /** The start of a Windows executable (MZ header, PE stub): what a disguised attachment really is. */
 const windowsExecutable = Buffer.from(

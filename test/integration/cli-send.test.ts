@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli-process.ts';
+import { type Harness, startHarness, startTlsHarness } from '../../harness/gateway-harness.ts';
+import { uniquePdf } from '../../harness/messages.ts';
+import type { WorkspaceInput } from '../../harness/test-config.ts';
 import type { MessageRecord } from '../../src/record/message-record.ts';
-import { runCli } from '../support/cli-process.ts';
-import { type Harness, startHarness, startTlsHarness } from '../support/gateway-harness.ts';
-import { uniquePdf } from '../support/messages.ts';
-import type { WorkspaceInput } from '../support/test-config.ts';
 
 /**
  * `ingest-gateway send` through the real binary against a real gateway (Redis, the mock API):

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli-process.ts';
+import { runCli } from '../../harness/cli-process.ts';
 
 /**
  * The command line as a new user meets it, through the real binary: --help on every command,
@@ -50,6 +50,16 @@ describe('ingest-gateway --help', () => {
       args: ['failed', 'retry'],
       usage: 'ingest-gateway failed retry (JOB_ID... | --all)',
       mentions: ['--all'],
+    },
+    {
+      args: ['held'],
+      usage: 'ingest-gateway held list|release|discard',
+      mentions: ['list', 'release', 'discard'],
+    },
+    {
+      args: ['held', 'release'],
+      usage: 'ingest-gateway held release ID [--allow-sender | --allow-domain]',
+      mentions: ['--allow-sender', '--allow-domain', '--http <URL>'],
     },
     {
       args: ['workspace'],
@@ -204,6 +214,16 @@ describe('ingest-gateway usage errors', () => {
       args: ['failed', 'retry', 'job-1', '--all'],
       error: 'error: give job ids or --all, not both',
       usage: 'ingest-gateway failed retry',
+    },
+    {
+      args: ['held', 'release', 'm1', '--allow-sender', '--allow-domain'],
+      error: 'error: give --allow-sender or --allow-domain, not both',
+      usage: 'ingest-gateway held release',
+    },
+    {
+      args: ['held', 'discard'],
+      error: "error: missing required argument 'ID'",
+      usage: 'ingest-gateway held discard',
     },
     {
       args: ['workspace', 'get'],

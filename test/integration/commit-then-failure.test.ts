@@ -1,16 +1,16 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogSink } from '../../harness/gateway-harness.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
 import { createLogger } from '../../src/logger.ts';
-import { openIncomingMessage } from '../../src/queue/message-store.ts';
 import { createProducer } from '../../src/queue/producer.ts';
-import { rawCopyLength, readRawRange } from '../../src/queue/raw-copy.ts';
 import { createUploadQueue } from '../../src/queue/upload-queue.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { createMessageIndex } from '../../src/record/message-index.ts';
 import { createMessageLedger } from '../../src/record/message-ledger.ts';
 import type { AttachmentEntry, MessageSummary } from '../../src/record/message-record.ts';
-import { LogSink } from '../support/gateway-harness.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
+import { openIncomingMessage } from '../../src/store/message-store.ts';
+import { rawCopyLength, readRawRange } from '../../src/store/raw-copy.ts';
 
 const now = '2026-11-24T00:00:00.000Z';
 
@@ -87,6 +87,7 @@ describe('a failure after the commit', () => {
         index,
         logger,
         messageTtlSeconds: 3600,
+        heldTtlSeconds: 3600,
       };
       const waiting = createProducer({ ...options, waitAofTimeout: 100 });
       const incoming = openIncomingMessage(redis, keys, 'm1');

@@ -1,9 +1,9 @@
+import { type MockFault, pdfWithPages } from '@ingest-gateway/mock-parsing-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MockFault } from '../../src/mock-api/faults.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import type { AttachmentEntry } from '../../src/record/message-record.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 /**
  * Completion tracking (workspaces[].trackCompletion): after a `wait: false` upload the
@@ -200,5 +200,52 @@ describe('completion tracking', () => {
     const [entry] = (await harness.record(id)).attachments;
     expect(entry).toMatchObject({ state: 'uploaded', ready: false });
     expect(entry?.completion).toBeUndefined();
+  });
+});
+
+/**
+ * A workspace whose splitter (on the service) splits a multi-page PDF: the upload is ready
+ * before its child documents are, and its parse outcome is known only when every child's is.
+ */
+describe('completion tracking of a split document', () => {
+  let harness: Harness;
+
+  beforeAll(async () => {
+    harness = await startHarness({
+      // The parent is ready after 1.5 s, each child 1.5 s later: a poll every 100-200 ms
+      // sees the parent ready with every child still pending.
+      processingMs: 1500,
+      mockWorkspaces: [
+        { identifier: 'ws-split', documentSplitter: { identifier: 'split-pages', name: 'Pages' } },
+      ],
+      workspaces: [
+        {
+          identifier: 'ws-split',
+          ingestEmail: 'split@ingest.test',
+          trackCompletion: { firstDelay: 100, maxDelay: 200 },
+        },
+      ],
+    });
+  });
+  afterAll(async () => harness?.close());
+
+  it('settles the document as parsed only once every child is', async () => {
+    const message = await composeMessage({
+      attachments: [{ filename: 'bundle.pdf', content: pdfWithPages(3, { label: 'split-bundle' }) }],
+    });
+    const id = queuedId((await deliver(harness.smtpPort, { to: ['split@ingest.test'], message })).data);
+    expect(await harness.settled(id, 0)).toBe('completed');
+    expect(await harness.completed(id, 0)).toBe('completed');
+    const [entry] = (await harness.record(id)).attachments;
+    expect(entry).toMatchObject({ state: 'uploaded', ready: true, completion: { state: 'ready' } });
+    const parent = harness.mock.documents.get(String(entry?.documentIdentifier));
+    expect(parent?.meta.childDocuments).toHaveLength(3);
+    // Settled after the children, not when the parent alone was ready.
+    for (const child of parent?.meta.childDocuments ?? []) {
+      expect(harness.mock.documents.get(child.identifier)?.meta).toMatchObject({
+        ready: true,
+        failed: false,
+      });
+    }
   });
 });

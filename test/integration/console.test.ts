@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../../harness/browser.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import type { MessageRecord } from '../../src/record/message-record.ts';
-import { launchBrowser } from '../support/browser.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 const token = 'console-token-7d1e4a9b';
 /** Markup in a subject and a file name: mail is hostile input, and the console must show it as text. */

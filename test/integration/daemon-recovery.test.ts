@@ -1,19 +1,19 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createMockApi, type MockApi } from '@ingest-gateway/mock-parsing-api';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../../harness/daemon-process.ts';
+import { LogSink } from '../../harness/gateway-harness.ts';
+import { entrySettled, entryWhen, until } from '../../harness/http-state.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
+import type { TestConfigInput } from '../../harness/test-config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { createMessageLedger } from '../../src/record/message-ledger.ts';
-import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
-import { LogSink } from '../support/gateway-harness.ts';
-import { entrySettled, entryWhen, until } from '../support/http-state.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
-import type { TestConfigInput } from '../support/test-config.ts';
 
 const rightKey = 'recovery-right-key';
 
@@ -114,10 +114,13 @@ describe('recovery of the running daemon', () => {
 
   it('fails a job that keeps killing its worker, with a reason, instead of looping', async () => {
     mock.enqueueFault({ hang: true, times: 'always' });
+    // Stalls only from the kills: a live worker renews its lock every half of stalledAfter, and
+    // 5 s leaves a busy daemon seconds to do it; a lock lost to a late renewal would be a stall
+    // of its own, and the job would fail before the second kill.
     const configPath = await writeConfig(
       'poison.yaml',
       { baseUrl: mockUrl, apiKey: rightKey, timeout: 60000 },
-      { stalledAfter: 1000, maxStalls: 1 },
+      { stalledAfter: 5000, maxStalls: 1 },
     );
     daemon = await startDaemon(configPath, 'all', 'debug');
     const id = await send(daemon.smtpPort, 'poison');
@@ -151,7 +154,7 @@ describe('recovery of the running daemon', () => {
     }
     restarted.signal('SIGTERM');
     expect(await restarted.exited).toBe(0);
-  }, 90_000);
+  }, 180_000);
 
   it('stops within its deadline with an upload in flight, and the next run uploads it once', async () => {
     // The upload hangs (the API's timeout is a minute); stopping must not wait for it.

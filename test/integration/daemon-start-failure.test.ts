@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeLoopbackPort } from '../../src/queue/local-redis.ts';
-import { startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
+import { startDaemon, writeDaemonConfig } from '../../harness/daemon-process.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
+import { freeLoopbackPort } from '../../src/redis/local-redis-server.ts';
 
 /** A start that fails half-way closes what it had started and exits 1, saying why. */
 describe('a daemon that cannot start', () => {

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
-import { startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 interface Readyz {
   durability: {

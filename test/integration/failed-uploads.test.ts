@@ -7,16 +7,16 @@ import { promisify } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FailedCommand, runFailedCommand } from '../../src/admin/failed-command.ts';
-import { openFailedUploads } from '../../src/admin/open-failed-uploads.ts';
+import { runCli } from '../../harness/cli-process.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
+import { testConfigFile } from '../../harness/test-config.ts';
+import { type FailedCommand, runFailedCommand } from '../../src/cli/failed/failed-command.ts';
+import { openFailedUploads } from '../../src/cli/failed/open-failed-uploads.ts';
 import { uploadQueueName } from '../../src/queue/upload-queue.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { createMessageLedger } from '../../src/record/message-ledger.ts';
-import { runCli } from '../support/cli-process.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
-import { testConfigFile } from '../support/test-config.ts';
 
 const run = promisify(execFile);
 

@@ -1,32 +1,35 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type HostileGateway, startHostileGateway } from '../support/hostile-gateway.ts';
-import { type HostileMessage, hostileRows } from '../support/hostile-messages.ts';
-import type { Reply } from '../support/smtp-session.ts';
-import { STALL_BOUND_MS } from '../support/stall-probe.ts';
+import { type HostileGateway, startHostileGateway } from '../../harness/hostile-gateway.ts';
+import { type HostileMessage, hostileRows } from '../../harness/hostile-messages.ts';
+import type { Reply } from '../../harness/smtp-session.ts';
+import { STALL_BOUND_MS } from '../../harness/stall-probe.ts';
 
 /**
- * Messages built to exhaust the MIME walk (test/support/hostile-messages.ts), each sent
+ * Messages built to exhaust the MIME walk (harness/hostile-messages.ts), each sent
  * through SMTP while a probe connection times the gateway's event loop with NOOP round
  * trips: the gateway serves every session from one thread, so a step that is synchronous in
  * proportion to a hostile input stalls every other sender. A stall of seconds fails the test
  * (the one timing bound: it proves a stall cannot happen, it does not measure speed;
- * `npm run bench` reports the figures). The caps refuse with the reply naming the limit;
- * nothing is uploaded.
+ * `npm run bench` reports the figures). It is counted in the CPU the event loop spent while a
+ * NOOP waited, not in wall time, so a machine whose cores are taken by others does not fail
+ * it. The caps refuse with the reply naming the limit; nothing is uploaded.
  */
 describe('hostile MIME', () => {
   let gateway: HostileGateway;
 
+  // The daemon, its Redis, DNS and mock API take seconds to start, more on busy cores.
   beforeAll(async () => {
     gateway = await startHostileGateway('all');
-  });
+  }, 60_000);
   afterAll(async () => gateway?.close());
 
   /** Deliver `message`; fails on a stall of STALL_BOUND_MS or more. */
   async function deliverWatched(message: HostileMessage): Promise<Reply> {
-    const { reply, worstRoundTripMs } = await gateway.deliver(message);
-    expect(worstRoundTripMs, 'the slowest NOOP round trip on the probe connection, in ms').toBeLessThan(
-      STALL_BOUND_MS,
-    );
+    const { reply, worstRoundTripMs, worstBusyMs } = await gateway.deliver(message);
+    expect(
+      worstBusyMs,
+      `the most CPU the event loop spent while one NOOP waited, in ms (its slowest round trip: ${Math.round(worstRoundTripMs)} ms)`,
+    ).toBeLessThan(STALL_BOUND_MS);
     return reply;
   }
 

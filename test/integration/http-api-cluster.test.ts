@@ -1,13 +1,13 @@
+import { createMockApi, type MockApi } from '@ingest-gateway/mock-parsing-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogSink } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { startCluster, type TestCluster } from '../../harness/redis-cluster.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
+import { testConfig } from '../../harness/test-config.ts';
 import { type Gateway, startGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
 import type { MessageRecord } from '../../src/record/message-record.ts';
-import { LogSink } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { startCluster, type TestCluster } from '../support/redis-cluster.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
-import { testConfig } from '../support/test-config.ts';
 
 const apiKey = 'cluster-http-key';
 

@@ -1,23 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { readyzAnswers } from '../../harness/http-state.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { createOpenApiCheck, type OpenApiCheck, type OpenApiDocument } from '../../harness/openapi-check.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 
 const token = 'http-token-for-the-auth-test-7c1e';
 
 /**
  * The HTTP API on a non-loopback address (0.0.0.0, reached here through 127.0.0.1): every
- * endpoint but /healthz wants `Authorization: Bearer <http.token>`, the raw e-mail included.
+ * endpoint but the probes (/healthz, /readyz) wants `Authorization: Bearer <http.token>`, the
+ * raw e-mail and /metrics included.
  */
 describe('HTTP API token', () => {
   let harness: Harness;
   let base: string;
   let messageId: string;
   let documentIdentifier: string;
+  /** The checker of the gateway's own GET /v1/openapi.json: every refusal is documented. */
+  let api: OpenApiCheck;
 
   beforeAll(async () => {
     harness = await startHarness({ http: { host: '0.0.0.0', token } });
     base = harness.httpUrl.replace('0.0.0.0', '127.0.0.1');
+    const described = await fetch(`${base}/v1/openapi.json`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    api = createOpenApiCheck((await described.json()) as OpenApiDocument);
     const message = await composeMessage({
       from: 'Ann <ann@acme.example>',
       attachments: [{ filename: 'auth.pdf', content: uniquePdf('http-auth') }],
@@ -30,7 +39,6 @@ describe('HTTP API token', () => {
   afterAll(async () => harness?.close());
 
   const paths = () => [
-    '/readyz',
     '/metrics',
     `/v1/messages/${messageId}`,
     `/v1/messages/${messageId}/raw`,
@@ -49,6 +57,26 @@ describe('HTTP API token', () => {
   it('answers /healthz without a token', async () => {
     const response = await fetch(`${base}/healthz`);
     expect(response.status).toBe(200);
+    await api.check('GET', `${base}/healthz`, response);
+  });
+
+  it('answers /readyz without a token: the component states, not the durability facts', async () => {
+    const response = await fetch(`${base}/readyz`);
+    expect(response.status).toBe(200);
+    expect(await api.check('GET', `${base}/readyz`, response)).toEqual({
+      ready: true,
+      redis: 'ok',
+      smtp: 'listening',
+      worker: 'running',
+      connections: { intake: 'ready', queue: 'ready', worker: 'ready' },
+    });
+  });
+
+  it('gives the durability facts of /readyz to a token holder', async () => {
+    const response = await fetch(`${base}/readyz`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    const body = await api.check('GET', `${base}/readyz`, response);
+    expect(body).toMatchObject({ ready: true, durability: { redisVersion: expect.any(String) } });
   });
 
   it.each([
@@ -64,6 +92,7 @@ describe('HTTP API token', () => {
       });
       expect(response.status, path).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="ingest-gateway"');
+      await api.check('GET', `${base}${path}`, response.clone());
       const body = await response.text();
       expect(body).not.toContain(messageId);
       expect(body).not.toContain('%PDF');
@@ -78,7 +107,6 @@ describe('HTTP API token', () => {
       }),
     );
     expect(Object.fromEntries(statuses)).toEqual({
-      '/readyz': 200,
       '/metrics': 200,
       [`/v1/messages/${messageId}`]: 200,
       [`/v1/messages/${messageId}/raw`]: 200,
@@ -96,7 +124,9 @@ describe('HTTP API token', () => {
     ['POST', '/v1/uploads/retry'],
     ['POST', '/v1/uploads/some-job-0/retry'],
   ])('refuses %s %s without the token, before anything else', async (method, path) => {
-    expect((await fetch(`${base}${path}`, { method })).status).toBe(401);
+    const response = await fetch(`${base}${path}`, { method });
+    expect(response.status).toBe(401);
+    await api.check(method, `${base}${path}`, response);
   });
 
   it('serves the raw e-mail (the record’s sourceEmail) to a token holder', async () => {
@@ -105,6 +135,28 @@ describe('HTTP API token', () => {
     });
     expect(response.headers.get('content-type')).toBe('message/rfc822');
     expect(await response.text()).toContain('From: Ann <ann@acme.example>');
+  });
+
+  // Last: it takes Redis away.
+  it('answers /readyz 503 without a token while Redis is away, and 200 once it is back', async () => {
+    await harness.redis.stop();
+    const away = await readyzAnswers(base, 503);
+    expect(away.body).toMatchObject({
+      ready: false,
+      redis: 'unreachable',
+      smtp: 'listening',
+      worker: 'running',
+    });
+    expect(away.body).not.toHaveProperty('durability');
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    await harness.redis.start();
+    expect((await readyzAnswers(base, 200)).body).toMatchObject({ ready: true, redis: 'ok' });
+    // Mail flows again (this Redis kept nothing over the restart): the gateway closes cleanly after.
+    const message = await composeMessage({
+      attachments: [{ filename: 'back.pdf', content: uniquePdf('http-auth-back') }],
+    });
+    const { data } = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message });
+    expect(await harness.settled(queuedId(data), 0)).toBe('completed');
   });
 });
 

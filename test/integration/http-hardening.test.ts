@@ -3,11 +3,11 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRawCopyWriter } from '../../src/queue/raw-copy.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import { createKeySpace, type KeySpace } from '../../src/record/keys.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
+import { createRawCopyWriter } from '../../src/store/raw-copy.ts';
 
 /** GET or PUT with a Host of the test's choosing (fetch does not let one set it). */
 function call(

@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openApiDocument } from '../../src/http/openapi.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { createOpenApiCheck, type OpenApiCheck, type OpenApiDocument } from '../../harness/openapi-check.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
+import { createOpenApiDocument } from '../../src/http/openapi/document.ts';
 import { createKeySpace, type KeySpace } from '../../src/record/keys.ts';
 import type { MessageRecord } from '../../src/record/message-record.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { createOpenApiCheck } from '../support/openapi-check.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 interface Page {
   messages: MessageRecord[];
@@ -24,7 +24,8 @@ describe('HTTP API: messages, uploads, reset', () => {
   let keys: KeySpace;
   /** The harness's key prefix, for patterns. */
   let prefix: string;
-  const api = createOpenApiCheck(openApiDocument);
+  /** The checker of the gateway's own GET /v1/openapi.json. */
+  let api: OpenApiCheck;
   /** The three messages sent first, in the order sent. */
   const sent: Record<'alpha' | 'beta' | 'gamma', string> = { alpha: '', beta: '', gamma: '' };
   let betaBytes: Buffer;
@@ -76,6 +77,8 @@ describe('HTTP API: messages, uploads, reset', () => {
 
   beforeAll(async () => {
     harness = await startHarness({ upload: { attempts: 1 }, http: { allowReset: true } });
+    const described = await fetch(`${harness.httpUrl}/v1/openapi.json`);
+    api = createOpenApiCheck((await described.json()) as OpenApiDocument);
     prefix = harness.config.redis.prefix;
     keys = createKeySpace(prefix);
     reader = new Redis(harness.redis.url);
@@ -291,12 +294,14 @@ describe('HTTP API: messages, uploads, reset', () => {
     expect((await call('GET', `/v1/messages/${sent.gamma}/attachments/0`)).status).toBe(410);
     expect((await call('GET', `/v1/messages/${sent.gamma}/attachments/9`)).status).toBe(404);
     expect((await call('GET', '/v1/events?cursor=abc')).status).toBe(400);
+    expect((await call('GET', '/v1/refusals?stage=rcpt&limit=5')).status).toBe(200);
+    expect((await call('GET', '/v1/refusals?stage=helo')).status).toBe(400);
     const identifier = harness.mock.uploads[0]?.documentIdentifier ?? '';
     expect((await call('GET', `/v1/documents/${identifier}`)).status).toBe(200);
     expect((await call('GET', '/v1/documents/unknown')).status).toBe(404);
     const { status, body } = await call('GET', '/v1/openapi.json');
     expect(status).toBe(200);
-    expect(body).toEqual(JSON.parse(JSON.stringify(openApiDocument)));
+    expect(body).toEqual(JSON.parse(JSON.stringify(createOpenApiDocument(harness.httpUrl))));
   });
 
   it('erases everything under the prefix with DELETE /v1/messages, and takes mail again after it', async () => {
@@ -358,6 +363,63 @@ describe('HTTP API: messages, uploads, reset', () => {
     expect(events.map((record) => record.id)).toEqual(events.map(() => id));
     expect(events.length).toBeGreaterThanOrEqual(1);
     expect(events.at(-1)?.subject).toBe('Streamed');
+  });
+
+  it('answers release and discard of a message that is not held: 404 unknown, 409 not held', async () => {
+    expect((await call('POST', '/v1/messages/nosuchmessage/release')).status).toBe(404);
+    expect((await call('POST', '/v1/messages/nosuchmessage/discard')).status).toBe(404);
+    const { id } = await send({
+      from: 'ann@acme.example',
+      to: 'documents@ingest.test',
+      subject: 'Not held',
+      file: 'taken.pdf',
+    });
+    expect(await harness.settled(id, 0)).toBe('completed');
+    expect((await call('POST', `/v1/messages/${id}/release`)).status).toBe(409);
+    expect((await call('POST', `/v1/messages/${id}/discard`)).status).toBe(409);
+  });
+
+  it('deletes one message: its record, raw copy and listing entry; the same bytes again are new', async () => {
+    const first = await send({
+      from: 'Del <del@acme.example>',
+      to: 'documents@ingest.test',
+      subject: 'To delete',
+      file: 'delete-me.pdf',
+    });
+    expect(await harness.settled(first.id, 0)).toBe('completed');
+    expect(await call('DELETE', `/v1/messages/${first.id}`)).toEqual({
+      status: 200,
+      body: { deleted: first.id },
+    });
+    expect((await call('GET', `/v1/messages/${first.id}`)).status).toBe(404);
+    expect((await call('DELETE', `/v1/messages/${first.id}`)).status).toBe(404);
+    expect(await reader.keys(`${prefix}:{${first.id}}:*`)).toEqual([]);
+    expect(ids(await list('q=delete-me.pdf'))).toEqual([]);
+    // The delivery is forgotten with it: the same bytes to the same recipient are a new message.
+    const again = await deliver(harness.smtpPort, { to: ['documents@ingest.test'], message: first.bytes });
+    expect(queuedId(again.data)).not.toBe(first.id);
+  });
+
+  it('lists no failed webhook deliveries without receivers, and retries none', async () => {
+    expect(await call('GET', '/v1/webhooks/deliveries?state=failed')).toEqual({
+      status: 200,
+      body: { deliveries: [] },
+    });
+    expect((await call('POST', '/v1/webhooks/deliveries/nope/retry')).status).toBe(404);
+  });
+
+  it("refuses a parse event without the service's signature, and a handshake it did not ask for", async () => {
+    const url = `${harness.httpUrl}/v1/resthooks`;
+    const unsigned = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event: 'document.parse.succeeded', timestamp: 1, payload: {} }),
+    });
+    expect(unsigned.status).toBe(401);
+    expect(await api.check('POST', url, unsigned)).toMatchObject({ error: 'no X-Hook-Signature header' });
+    const handshake = await fetch(url, { method: 'POST', headers: { 'x-hook-secret': 'unasked' } });
+    expect(handshake.status).toBe(409);
+    await api.check('POST', url, handshake);
   });
 
   it('was called on every route and method the OpenAPI description documents', () => {

@@ -1,17 +1,17 @@
 import type { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogSink } from '../../harness/gateway-harness.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
 import { createLogger } from '../../src/logger.ts';
+import { closeConnection, createIntakeConnection } from '../../src/redis/connections.ts';
+import { createRedisOutageLog } from '../../src/redis/outage-log.ts';
 import {
   createRawCopyWriter,
   RAW_CHUNK_BYTES,
   RAW_FIELDS_PER_HSET,
   readRawRange,
-} from '../../src/queue/raw-copy.ts';
-import { closeConnection, createIntakeConnection } from '../../src/queue/redis-connections.ts';
-import { createRedisOutageLog } from '../../src/queue/redis-outage-log.ts';
-import { LogSink } from '../support/gateway-harness.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
+} from '../../src/store/raw-copy.ts';
 
 /** Everything written to the connection's socket while `run` runs, one entry per write. */
 async function writesDuring(redis: Redis, run: () => Promise<unknown>): Promise<Buffer[]> {

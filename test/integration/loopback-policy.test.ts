@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createMockApi, type MockApi } from '@ingest-gateway/mock-parsing-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load-config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
 import { createApiTransport } from '../../src/parsing-api/api-transport.ts';
 import { createParsingApiClient } from '../../src/parsing-api/parsing-api-client.ts';
 

@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import {
   createMessageIndex,
   INDEX_UPKEEP_SECONDS,
   type IndexPosition,
 } from '../../src/record/message-index.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
 
 /** The listing index on a real Redis: order, paging through equal times, retention. */
 describe('message index', () => {

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { createMessageLedger, type MessageLedger, recordFields } from '../../src/record/message-ledger.ts';
 import type { AttachmentEntry, MessageSummary } from '../../src/record/message-record.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
 
 /** Several writers change one entry at once (upload worker, completion tracking, an operator's retry). */
 describe('message ledger: entry updates', () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { readyzAnswers, until } from '../support/http-state.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { growth, scrape } from '../support/metrics-scrape.ts';
-import { clientsClosedAfterEach, deliver, queuedId } from '../support/smtp-session.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { readyzAnswers, until } from '../../harness/http-state.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { growth, scrape } from '../../harness/metrics-scrape.ts';
+import { clientsClosedAfterEach, deliver, queuedId } from '../../harness/smtp-session.ts';
 
 const client = clientsClosedAfterEach();
 

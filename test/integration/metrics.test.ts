@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFakeDns, type FakeDns } from '../support/dns-fake.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { until } from '../support/http-state.ts';
-import { composeMessage, sampleFile, uniquePdf } from '../support/messages.ts';
-import { growth, scrape } from '../support/metrics-scrape.ts';
-import { clientsClosedAfterEach, deliver, queuedId } from '../support/smtp-session.ts';
+import { createFakeDns, type FakeDns } from '../../harness/dns-fake.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { until } from '../../harness/http-state.ts';
+import { composeMessage, sampleFile, uniquePdf } from '../../harness/messages.ts';
+import { growth, scrape } from '../../harness/metrics-scrape.ts';
+import { clientsClosedAfterEach, deliver, queuedId } from '../../harness/smtp-session.ts';
 
 const client = clientsClosedAfterEach();
 

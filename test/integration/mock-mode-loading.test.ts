@@ -2,20 +2,23 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createMockApi, type MockApi } from '@ingest-gateway/mock-parsing-api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../../harness/daemon-process.ts';
+import { LogSink } from '../../harness/gateway-harness.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
+import type { TestConfigInput } from '../../harness/test-config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
-import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
-import { LogSink } from '../support/gateway-harness.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
-import type { TestConfigInput } from '../support/test-config.ts';
 
-const recorder = fileURLToPath(new URL('../support/record-loaded-modules.ts', import.meta.url));
+const recorder = fileURLToPath(new URL('../../harness/record-loaded-modules.ts', import.meta.url));
+const repository = new URL('../../', import.meta.url).href;
+/** Where the mock's modules load from: node follows the workspace's link to its folder. */
+const MOCK_SOURCES = 'packages/mock-parsing-api/src/';
 const apiKey = 'loading-test-key';
 
 /**
- * The mock parsing API is a quarter of the source: a daemon that uploads to the service must
- * not load it. The daemon runs as operators run it, with a hook that lists every module it loads.
+ * The mock parsing API (packages/mock-parsing-api) is a quarter of the source: a daemon that
+ * uploads to the service must not load it. The daemon runs as operators run it, with a hook that lists every module it loads.
  */
 describe('which modules the daemon loads', () => {
   let redis: TestRedis;
@@ -44,7 +47,10 @@ describe('which modules the daemon loads', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  /** Starts the daemon with this `api:` section, stops it, and returns the src/ files it loaded. */
+  /**
+   * Starts the daemon with this `api:` section, stops it, and returns the files of this
+   * repository it loaded (src/ and packages/), relative to the repository.
+   */
   async function loadedSourceFiles(name: string, api: TestConfigInput['api']): Promise<string[]> {
     const configPath = join(dir, `${name}.yaml`);
     const listPath = join(dir, `${name}.modules`);
@@ -61,18 +67,20 @@ describe('which modules the daemon loads', () => {
     running.signal('SIGTERM');
     expect(await running.exited).toBe(0);
     const urls = (await readFile(listPath, 'utf8')).split('\n').filter(Boolean);
-    return urls.filter((url) => url.includes('/src/')).map((url) => url.slice(url.lastIndexOf('/src/') + 1));
+    return urls
+      .filter((url) => url.startsWith(repository) && !url.includes('/node_modules/'))
+      .map((url) => url.slice(repository.length));
   }
 
   it('does not load the mock API when it uploads to the configured service', async () => {
     const files = await loadedSourceFiles('service', { baseUrl: upstreamUrl, apiKey });
     // The hook saw the daemon's own modules: the list is not empty for another reason.
     expect(files).toEqual(expect.arrayContaining(['src/main.ts', 'src/gateway.ts', 'src/cli.ts']));
-    expect(files.filter((file) => file.startsWith('src/mock-api/'))).toEqual([]);
+    expect(files.filter((file) => file.startsWith(MOCK_SOURCES))).toEqual([]);
   }, 30_000);
 
   it('loads the mock API in mock mode', async () => {
     const files = await loadedSourceFiles('mock', { mock: true });
-    expect(files).toContain('src/mock-api/create-mock-api.ts');
+    expect(files).toContain(`${MOCK_SOURCES}create-mock-api.ts`);
   }, 30_000);
 });

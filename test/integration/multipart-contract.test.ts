@@ -1,23 +1,24 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import busboy from 'busboy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { everyUploadField } from '../../harness/test-config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createParsingApiClient, type ParsingApiClient } from '../../src/parsing-api/parsing-api-client.ts';
 import { classifyResponse } from '../../src/uploader/classify-response.ts';
 import { uploadFields, uploadQuery } from '../../src/uploader/upload-fields.ts';
-import { testWorkspace } from '../support/test-config.ts';
 
 /**
  * The contract with the parsing service, checked on the bytes: the exact request the
  * gateway's client sends is captured by a bare node:http server, parsed back with busboy (a
- * multipart parser this project did not write), and held against parsing-api.md §4.2 and
- * parsing-api-facts.md. Nothing of the mock is involved, so the mock's leniency cannot hide
- * a mistake in the encoding.
+ * multipart parser this project did not write), and held against docs/parsing-api.md,
+ * "Uploading a document". Nothing of the mock is involved, so the mock's leniency cannot hide
+ * a mistake in the encoding; parsing-api-contract.test.ts holds the same calls against the
+ * mock, and what the gateway reads back.
  */
 
 const API_KEY = 'contract-key-7c1e4f';
 
-/** The form fields of POST /v3/documents, as parsing-api.md §4.2 lists them. */
+/** The form fields of POST /v3/documents, as the service's description of the upload lists them. */
 const SPEC_FIELDS = new Set([
   'file',
   'url',
@@ -88,35 +89,6 @@ function parseMultipart(request: CapturedRequest): Promise<ParsedPart[]> {
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
 
-const workspace = testWorkspace({
-  identifier: 'ws-contract',
-  ingestEmail: 'contract@ingest.test',
-  upload: {
-    collection: 'col-1',
-    documentType: 'doc-type-1',
-    wait: true,
-    customIdentifier: '{queueId}-{attachmentIndex}',
-    expiryTime: '12h',
-    language: 'de',
-    rejectDuplicates: true,
-    regionBias: {
-      country: 'vn',
-      countries: ['vn', 'la'],
-      squareCoordinates: [1.5, 2, 3, 4.25],
-      strict: false,
-    },
-    lowPriority: false,
-    compact: true,
-    deleteAfterParse: true,
-    enableValidationTool: false,
-    useOcr: false,
-    llmHint: 'Amounts in EUR; dates are DD.MM.YYYY',
-    limitToExamples: ['ex-a', 'ex-b', 'ex-c'],
-    warningMessages: [{ warningCode: 'check_total', warningDetail: 'Totals differ' }],
-    snake_case: true,
-  },
-});
-
 describe('the multipart request on the wire', () => {
   let server: Server;
   let client: ParsingApiClient;
@@ -158,13 +130,13 @@ describe('the multipart request on the wire', () => {
     await new Promise<void>((resolve) => server?.close(() => resolve()));
   });
 
-  it('matches parsing-api.md §4.2 part by part', async () => {
+  it('matches the upload form of the service part by part', async () => {
     const receivedAt = new Date('2025-03-01T10:00:00.000Z');
     const result = await client.uploadDocument({
       file: PDF,
       fileName: 'Rechnung März 2025.pdf',
       contentType: 'application/pdf',
-      fields: uploadFields(workspace, {
+      fields: uploadFields(everyUploadField, {
         fileName: 'Rechnung März 2025.pdf',
         receivedAt,
         queueId: 'mq-contract',
@@ -174,7 +146,7 @@ describe('the multipart request on the wire', () => {
         attachmentIndex: 1,
         entry: 0,
       }),
-      ...uploadQuery(workspace),
+      ...uploadQuery(everyUploadField),
     });
     // The snake_case answer is read (meta.identifier is the same word in both casings).
     expect(classifyResponse({ result, attempt: 1, maxAttempts: 3 })).toMatchObject({
@@ -191,7 +163,7 @@ describe('the multipart request on the wire', () => {
 
     const parts = await parseMultipart(request);
     const names = parts.map((part) => part.name);
-    for (const name of names) expect(SPEC_FIELDS, `part ${name} is a §4.2 field`).toContain(name);
+    for (const name of names) expect(SPEC_FIELDS, `part ${name} is an upload field`).toContain(name);
     expect(names).not.toContain('identifier');
     expect(names).not.toContain('url');
     expect(names).not.toContain('snake_case');
@@ -229,7 +201,7 @@ describe('the multipart request on the wire', () => {
       { warningCode: 'check_total', warningDetail: 'Totals differ' },
     ]);
 
-    // The name on the file part and as its own field (facts file), the bytes and the type.
+    // The name on the file part and as its own field (docs/parsing-api.md), the bytes and the type.
     expect(values('fileName')).toEqual(['Rechnung März 2025.pdf']);
     const files = parts.filter((part) => part.file !== undefined);
     expect(files).toHaveLength(1);

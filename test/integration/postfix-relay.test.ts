@@ -1,48 +1,13 @@
 import { createHash } from 'node:crypto';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { startPostfix, type TestPostfix } from '../support/postfix.ts';
-import { deliver } from '../support/smtp-session.ts';
+import { type BounceSink, startBounceSink, until } from '../../harness/bounce-sink.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { readyzAnswers } from '../../harness/http-state.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { startPostfix, type TestPostfix } from '../../harness/postfix.ts';
+import { deliver } from '../../harness/smtp-session.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
-/** Where Postfix sends its bounces: a plain SMTP server that keeps what it receives. */
-async function startBounceSink(): Promise<{ port: number; messages: string[]; close(): Promise<void> }> {
-  const messages: string[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        messages.push(Buffer.concat(chunks).toString());
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('sink has no port');
-  return {
-    port: address.port,
-    messages,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 /**
  * The gateway as an MX behind a real MTA: a private Postfix instance relays the ingest domain
@@ -53,7 +18,7 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 60
 describe('behind Postfix', () => {
   let harness: Harness;
   let postfix: TestPostfix;
-  let sink: Awaited<ReturnType<typeof startBounceSink>>;
+  let sink: BounceSink;
 
   beforeAll(async () => {
     harness = await startHarness();
@@ -101,6 +66,34 @@ describe('behind Postfix', () => {
     expect(uploads.map((upload) => upload.fields.workspace?.[0])).toEqual(['ws-open']);
   });
 
+  it('uploads once to each workspace when both admit the sender of one batched message', async () => {
+    const pdf = uniquePdf('postfix-both');
+    const before = sink.messages.length;
+    const submitted = await deliver(postfix.port, {
+      from: 'sender@sink.test',
+      to: ['documents@ingest.test', 'invoices@ingest.test'],
+      message: await composeMessage({
+        from: 'ap@acme.example',
+        to: 'documents@ingest.test, invoices@ingest.test',
+        attachments: [{ filename: 'both.pdf', content: pdf }],
+      }),
+    });
+    expect(submitted.data?.code).toBe(250);
+    // The 452 recipient waits for the next queue run, in a transaction of its own.
+    await postfix.waitForDeferred(['invoices@ingest.test']);
+    await postfix.flush();
+    await postfix.waitForLog(/to=<invoices@ingest\.test>.*status=sent/);
+    const uploadsOf = () =>
+      harness.mock.uploads
+        .filter((upload) => upload.file?.sha256 === sha256(pdf))
+        .map((upload) => upload.fields.workspace?.[0])
+        .sort();
+    await until('both uploads', () => (uploadsOf().length >= 2 ? true : undefined));
+    expect(uploadsOf()).toEqual(['ws-acme', 'ws-open']);
+    expect(await postfix.queue()).toEqual([]);
+    expect(sink.messages.slice(before)).toEqual([]);
+  });
+
   // Bounded as a whole at 120 s (Redis stopped and back, Postfix's retry, the upload): above
   // the 60 s of each wait inside, so a stuck step fails with what it waited for.
   it('keeps a message deferred on 451 and delivers it after postqueue -f', async () => {
@@ -118,6 +111,9 @@ describe('behind Postfix', () => {
       await harness.redis.start();
     }
     await postfix.waitForDeferred(['documents@ingest.test']);
+    // Postfix's next try must meet a gateway that takes mail again: a try while the intake's
+    // connections still reconnect is answered 451 once more and deferred for minutes.
+    await readyzAnswers(harness.httpUrl, 200);
     await postfix.flush();
     await until('the upload', () =>
       harness.mock.uploads.find((upload) => upload.file?.sha256 === sha256(pdf)),

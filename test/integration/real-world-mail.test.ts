@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { sha256 } from '../../harness/mail-fixtures.ts';
+import { emlFixture, multipartMessage, sampleFile, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import type { MessageRecord } from '../../src/record/message-record.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { sha256 } from '../support/mail-fixtures.ts';
-import { emlFixture, multipartMessage, sampleFile, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 /** The gaps real-world mail showed in the MIME walk, end to end through SMTP to the mock API. */
 describe('real-world mail end to end', () => {

@@ -1,15 +1,15 @@
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, LogSink, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import { startGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type UploadJobData, uploadJobId, uploadQueueName } from '../../src/queue/upload-queue.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
 import { createMessageLedger } from '../../src/record/message-ledger.ts';
 import { createRecordReconciler } from '../../src/uploader/reconcile-records.ts';
-import { type Harness, LogSink, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 /**
  * A worker that dies the instant BullMQ finishes its job never writes the entry: the record

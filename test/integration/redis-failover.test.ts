@@ -2,16 +2,16 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createMockApi, type MockApi } from '@ingest-gateway/mock-parsing-api';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogSink } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, type Reply } from '../../harness/smtp-session.ts';
+import { testConfig } from '../../harness/test-config.ts';
 import { type Gateway, startGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
-import { freeLoopbackPort, spawnRedisServer, stopRedisServer } from '../../src/queue/local-redis.ts';
-import { LogSink } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, type Reply } from '../support/smtp-session.ts';
-import { testConfig } from '../support/test-config.ts';
+import { freeLoopbackPort, spawnRedisServer, stopRedisServer } from '../../src/redis/local-redis-server.ts';
 
 const apiKey = 'failover-key';
 

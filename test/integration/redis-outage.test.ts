@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId, type Reply, SmtpSession } from '../support/smtp-session.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId, type Reply, SmtpSession } from '../../harness/smtp-session.ts';
 
 /** The gateway without Redis: it must answer 451 (the sender keeps the mail) and recover by itself. */
 describe('Redis outage', () => {

@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type BuiltGateway, buildGatewayCopy } from '../support/built-gateway.ts';
-import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
-import { deliver } from '../support/smtp-session.ts';
-import { zipArchive } from '../support/zip-archive.ts';
+import { type BuiltGateway, buildGatewayCopy } from '../../harness/built-gateway.ts';
+import { type DaemonProcess, startDaemon, writeDaemonConfig } from '../../harness/daemon-process.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
+import { deliver } from '../../harness/smtp-session.ts';
+import { zipArchive } from '../../harness/zip-archive.ts';
 
-const recorder = fileURLToPath(new URL('../support/record-loaded-modules.ts', import.meta.url));
+const recorder = fileURLToPath(new URL('../../harness/record-loaded-modules.ts', import.meta.url));
 
 /**
  * An idle daemon's memory is mostly the modules it has loaded: each role loads only its own
@@ -52,7 +52,19 @@ describe('which modules each role loads', () => {
       // The parsing service, not the mock (which would load an HTTP client of its own); this
       // test never uploads, so nothing needs to answer there.
       api: { baseUrl: 'http://127.0.0.1:9', apiKey: 'role-loading-key' },
-      workspaces: [{ identifier: 'ws', ingestEmail: 'documents@ingest.test', archives: 'unpack' }],
+      // Notices on, so the test shows where their mail client loads; nothing is sent.
+      notices: { smtp: 'smtp://127.0.0.1:9', from: 'Intake <no-reply@ingest.test>' },
+      // With discovery, an SMTP daemon follows the route table in Redis, and only a process
+      // that uploads reads the service.
+      discovery: { organization: 'role-loading-org', every: 60_000 },
+      workspaces: [
+        {
+          identifier: 'ws',
+          ingestEmail: 'documents@ingest.test',
+          archives: 'unpack',
+          notifySender: 'always',
+        },
+      ],
     });
     daemon = await startDaemon(
       configPath,
@@ -71,18 +83,28 @@ describe('which modules each role loads', () => {
   const uploader = [
     '/src/uploader/upload-worker.ts',
     '/src/parsing-api/api-transport.ts',
+    '/src/parsing-api/organization-catalogue.ts',
+    '/src/intake/discovery-refresher.ts',
     '/node_modules/undici/',
   ];
   const board = ['/node_modules/@bull-board/', '/node_modules/hono/', '/node_modules/@hono/'];
+  // The notices' sender: the SMTP role queues notices, the worker sends them through nodemailer.
+  // (smtp-server itself loads nodemailer's shared helpers, not its transport.)
+  const noticeSender = [
+    '/src/notices/notice-worker.ts',
+    '/node_modules/nodemailer/dist/esm/smtp-transport/',
+    '/node_modules/nodemailer/dist/esm/mail-composer/',
+  ];
   const walk = ['/src/mail/walk-message.ts', '/node_modules/@zone-eu/mailsplit/', '/node_modules/libmime/'];
 
-  it('an SMTP daemon loads the MIME walk at start, Bull Board when asked, never the uploader', async () => {
+  it('an SMTP daemon loads the MIME walk at start, Bull Board when asked, never the uploader or the notices’ mail client', async () => {
     const { daemon, loaded } = await start('smtp');
     const idle = await loaded();
     // The hook saw the daemon's dependencies: the list is not empty for another reason.
     expect(from(idle, '/node_modules/smtp-server/')).not.toEqual([]);
     expect(from(idle, ...uploader)).toEqual([]);
     expect(from(idle, ...board)).toEqual([]);
+    expect(from(idle, ...noticeSender)).toEqual([]);
     for (const part of walk) expect(from(idle, part)).not.toEqual([]);
     // Its schemas are zod/mini: zod's classic API (a method table per schema kind) stays unloaded.
     expect(from(idle, '/node_modules/zod/v4/classic/')).toEqual([]);
@@ -101,8 +123,9 @@ describe('which modules each role loads', () => {
     const { data } = await deliver(daemon.smtpPort, { to: ['documents@ingest.test'], message });
     expect(data).toMatchObject({ code: 250 });
     const afterMessage = await loaded();
-    expect(from(afterMessage, '/src/mail/read-zip.ts')).not.toEqual([]);
+    expect(from(afterMessage, '/src/mail/containers/read-zip.ts')).not.toEqual([]);
     expect(from(afterMessage, ...uploader)).toEqual([]);
+    expect(from(afterMessage, ...noticeSender)).toEqual([]);
 
     // Bull Board serves its UI from its own package, the console its style from dist/assets.
     const page = await fetch(new URL('/admin/queues', daemon.httpUrl));
@@ -115,10 +138,11 @@ describe('which modules each role loads', () => {
     expect(from(await loaded(), ...uploader)).toEqual([]);
   }, 30_000);
 
-  it('a worker loads the uploader and not smtp-server', async () => {
+  it('a worker loads the uploader and the notices’ mail client, not smtp-server', async () => {
     const { loaded } = await start('worker');
     const idle = await loaded();
     expect(from(idle, '/src/uploader/upload-worker.ts')).not.toEqual([]);
+    for (const part of noticeSender) expect(from(idle, part), part).not.toEqual([]);
     expect(from(idle, '/node_modules/smtp-server/', '/src/smtp/create-smtp-server.ts')).toEqual([]);
     expect(from(idle, '/node_modules/zod/v4/classic/')).toEqual([]);
   }, 30_000);

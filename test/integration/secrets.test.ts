@@ -6,12 +6,12 @@ import { promisify } from 'node:util';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKey, type Harness, type LogSink, startHarness } from '../../harness/gateway-harness.ts';
+import { readyzAnswers } from '../../harness/http-state.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId, type Reply } from '../../harness/smtp-session.ts';
 import { uploadJobId, uploadQueueName } from '../../src/queue/upload-queue.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
-import { apiKey, type Harness, type LogSink, startHarness } from '../support/gateway-harness.ts';
-import { readyzAnswers } from '../support/http-state.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId, type Reply } from '../support/smtp-session.ts';
 
 const httpToken = 'http-token-never-to-be-shown-93b4';
 

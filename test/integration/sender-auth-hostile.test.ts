@@ -1,34 +1,43 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type HostileGateway, startHostileGateway } from '../support/hostile-gateway.ts';
-import { AUTHENTICATED_RECIPIENT, hostileRows } from '../support/hostile-messages.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver } from '../support/smtp-session.ts';
-import { STALL_BOUND_MS } from '../support/stall-probe.ts';
+import { busyCores } from '../../harness/busy-cores.ts';
+import { type HostileGateway, startHostileGateway } from '../../harness/hostile-gateway.ts';
+import { AUTHENTICATED_RECIPIENT, hostileRows } from '../../harness/hostile-messages.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver } from '../../harness/smtp-session.ts';
+import { STALL_BOUND_MS } from '../../harness/stall-probe.ts';
 
 /**
  * Sender authentication reads the DATA stream beside the MIME walk; a hostile message must not
  * cost more because a workspace authenticates senders. The gateway runs in its own process,
- * timed by a probe connection's NOOP round trips: a coarse bound of seconds and of hundreds of
- * MiB proves nothing stalls or piles up (before the fix: 2.6 s and +1 GiB).
+ * timed by a probe connection's NOOP round trips: a coarse bound of seconds (of the event
+ * loop's CPU while a NOOP waited, so busy cores do not count) and of hundreds of MiB proves
+ * nothing stalls or piles up (before the fix: 2.6 s and +1 GiB). Each hostile message is sent
+ * with every core of the machine busy, as the daemon meets it on a loaded host, and as the
+ * daemon's first authenticated message, so the load of mailauth is counted too.
  */
 describe('sender authentication under hostile input', () => {
   let gateway: HostileGateway;
 
+  // The daemon, its Redis, DNS and mock API take seconds to start, more on busy cores.
   beforeAll(async () => {
     gateway = await startHostileGateway('all');
-  });
+  }, 60_000);
   afterAll(async () => gateway?.close());
 
   it.each(hostileRows('sender-auth'))(
     'refuses %s at the walk limit, and authentication stops there too',
     async (_name, message) => {
       const { rss: before } = await gateway.memoryMiB();
-      const { reply, worstRoundTripMs } = await gateway.deliver(message);
+      const load = await busyCores();
+      const { reply, worstRoundTripMs, worstBusyMs } = await gateway
+        .deliver(message)
+        .finally(() => load.stop());
       const { peak } = await gateway.memoryMiB();
       expect(reply.text).toMatch(message.reply);
-      expect(worstRoundTripMs, 'the slowest NOOP round trip on the probe connection, in ms').toBeLessThan(
-        STALL_BOUND_MS,
-      );
+      expect(
+        worstBusyMs,
+        `the most CPU the event loop spent while one NOOP waited, in ms (its slowest round trip: ${Math.round(worstRoundTripMs)} ms)`,
+      ).toBeLessThan(STALL_BOUND_MS);
       // The peak of the daemon's own memory while it read the message; unfixed,
       // authentication alone added ~1 GiB.
       expect(peak - before, "the daemon's peak memory growth, in MiB").toBeLessThan(300);

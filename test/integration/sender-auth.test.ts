@@ -1,11 +1,16 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { arcForward, createSigningKey, dkimSignMessage, type SigningKey } from '../support/dkim-signing.ts';
-import { createFakeDns, type FakeDns } from '../support/dns-fake.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
-import type { WorkspaceInput } from '../support/test-config.ts';
+import {
+  arcForward,
+  createSigningKey,
+  dkimSignMessage,
+  type SigningKey,
+} from '../../harness/dkim-signing.ts';
+import { createFakeDns, type FakeDns } from '../../harness/dns-fake.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
+import type { WorkspaceInput } from '../../harness/test-config.ts';
 
 /**
  * Sender authentication end to end: real SMTP from 127.0.0.1, mailauth checking SPF, DKIM,

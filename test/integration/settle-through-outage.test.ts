@@ -1,10 +1,10 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import { type UploadJobData, uploadJobId, uploadQueueName } from '../../src/queue/upload-queue.ts';
 import { createKeySpace } from '../../src/record/keys.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 /**
  * Redis dies (SIGKILL) while the parsing service is answering an upload and comes back a

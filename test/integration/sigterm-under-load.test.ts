@@ -1,14 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createMockApi, type MockApi } from '@ingest-gateway/mock-parsing-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, writeDaemonConfig } from '../../harness/daemon-process.ts';
+import { LogSink } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
+import { deliver, type Reply } from '../../harness/smtp-session.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
-import { startDaemon, writeDaemonConfig } from '../support/daemon-process.ts';
-import { LogSink } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
-import { deliver, type Reply } from '../support/smtp-session.ts';
 
 const apiKey = 'sigterm-test-key';
 const messages = 40;
@@ -96,5 +96,5 @@ describe('SIGTERM under load', () => {
       second.signal('SIGTERM');
       expect(await second.exited).toBe(0);
     }
-  }, 60_000);
+  }, 120_000);
 });

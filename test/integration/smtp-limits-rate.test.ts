@@ -1,12 +1,13 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { apiKey, type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { readyzAnswers } from '../../harness/http-state.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { clientsClosedAfterEach, deliver, queuedId } from '../../harness/smtp-session.ts';
 import { type Gateway, startGateway } from '../../src/gateway.ts';
-import { apiKey, type Harness, startHarness } from '../support/gateway-harness.ts';
-import { readyzAnswers } from '../support/http-state.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { clientsClosedAfterEach, deliver, queuedId } from '../support/smtp-session.ts';
 
 const client = clientsClosedAfterEach();
+const WINDOW_MS = 3_600_000;
 
 /**
  * Rates kept in Redis under redis.prefix: per client address at connect (421 4.7.0), per
@@ -20,8 +21,16 @@ describe('SMTP rate limits', () => {
   beforeAll(async () => {
     harness = await startHarness({
       redis: { prefix: 'limits' },
+      // An hour's window: a test that straddles a window's edge weighs its earlier counts by
+      // how far the new window has got, under a minute's window enough to let one more through.
       smtp: {
-        rateLimit: { window: 60000, connectionsPerIp: 3, messagesPerIp: 6, messagesPerSender: 2, exempt: [] },
+        rateLimit: {
+          window: WINDOW_MS,
+          connectionsPerIp: 3,
+          messagesPerIp: 6,
+          messagesPerSender: 2,
+          exempt: [],
+        },
       },
     });
     redis = new Redis(harness.redis.url, { maxRetriesPerRequest: null });
@@ -52,7 +61,7 @@ describe('SMTP rate limits', () => {
     await client(harness.smtpPort).reply();
     const keys = await redis.keys('limits:rate:*');
     expect(keys).toEqual([expect.stringMatching(/^limits:rate:\{conn:127\.0\.0\.1\}:\d+$/)]);
-    expect(await redis.pttl(keys[0] ?? '')).toBeGreaterThan(60_000);
+    expect(await redis.pttl(keys[0] ?? '')).toBeGreaterThan(WINDOW_MS);
   });
 
   it('refuses MAIL past messagesPerSender, then past messagesPerIp, with 450 4.7.1', async () => {

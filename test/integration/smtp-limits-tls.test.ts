@@ -2,9 +2,9 @@ import { once } from 'node:events';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startTlsHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { queuedId, SmtpSession } from '../support/smtp-session.ts';
+import { type Harness, startTlsHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { queuedId, SmtpSession } from '../../harness/smtp-session.ts';
 
 /** STARTTLS with a configured certificate, TLS 1.2 at least, and smtp.requireTls. */
 describe('SMTP STARTTLS', () => {

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKey, type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, emlFixture, sampleFile, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
+import { apiKey, type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, emlFixture, sampleFile, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
-/** Every reply of DESIGN.md's table, through a real SMTP session, each checked for its effect. */
+/** Every reply of the README's table of replies, through a real SMTP session, each checked for its effect. */
 describe('SMTP replies', () => {
   let harness: Harness;
 

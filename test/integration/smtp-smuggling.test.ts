@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import type { Reply } from '../support/smtp-session.ts';
-import { SmtpSession } from '../support/smtp-session.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import type { Reply } from '../../harness/smtp-session.ts';
+import { SmtpSession } from '../../harness/smtp-session.ts';
 
 /**
  * SMTP smuggling (SEC Consult, 2023): a message body holding an end-of-data look-alike

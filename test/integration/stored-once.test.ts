@@ -1,18 +1,18 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { multipartMessage, uniquePdf } from '../../harness/messages.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
+import { createKeySpace } from '../../src/record/keys.ts';
 import {
   createRawCopyWriter,
   RAW_CHUNK_BYTES,
   rawCopyLength,
   readRawRange,
-} from '../../src/queue/raw-copy.ts';
-import { isDocumentStored, readStoredDocument } from '../../src/queue/stored-document.ts';
-import { createKeySpace } from '../../src/record/keys.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { multipartMessage, uniquePdf } from '../support/messages.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
+} from '../../src/store/raw-copy.ts';
+import { isDocumentStored, readStoredDocument } from '../../src/store/stored-document.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

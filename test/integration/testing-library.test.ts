@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { uniquePdf } from '../../harness/messages.ts';
+import { startRedis, type TestRedis } from '../../harness/redis-server.ts';
 import { startTestGateway, type TestGateway } from '../../src/testing/start-test-gateway.ts';
-import { uniquePdf } from '../support/messages.ts';
-import { startRedis, type TestRedis } from '../support/redis-server.ts';
 
 const invoice = (label: string) => [{ filename: `${label}.pdf`, content: uniquePdf(label) }];
 

@@ -1,13 +1,13 @@
+import type { ReceivedUpload } from '@ingest-gateway/mock-parsing-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReceivedUpload } from '../../src/mock-api/received-uploads.ts';
-import { apiKey, type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
+import { apiKey, type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 
 /**
- * Every form field of POST /v3/documents (parsing-api.md §4.2) configured in a workspace's
- * `upload:` block reaches the service under its spec name and in its wire encoding
- * (parsing-api-facts.md), through the whole gateway: real SMTP in, the real mock API out.
+ * Every form field of POST /v3/documents (docs/parsing-api.md, "Uploading a document") configured
+ * in a workspace's `upload:` block reaches the service under its spec name and in its wire encoding
+ * (the same section), through the whole gateway: real SMTP in, the real mock API out.
  */
 describe('upload fields through the gateway', () => {
   let harness: Harness;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 
-/** How the worker treats each kind of answer from the parsing API (DESIGN.md, Retry policy). */
+/** How the worker treats each kind of answer from the parsing API (docs/parsing-api.md). */
 describe('upload outcomes', () => {
   let harness: Harness;
 

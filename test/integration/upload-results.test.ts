@@ -1,13 +1,14 @@
+import { toSnakeCase } from '@ingest-gateway/mock-parsing-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toSnakeCase } from '../../src/mock-api/to-snake-case.ts';
+import { type Harness, startHarness } from '../../harness/gateway-harness.ts';
+import { composeMessage, uniquePdf } from '../../harness/messages.ts';
+import { deliver, queuedId } from '../../harness/smtp-session.ts';
 import type { AttachmentEntry } from '../../src/record/message-record.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { composeMessage, uniquePdf } from '../support/messages.ts';
-import { deliver, queuedId } from '../support/smtp-session.ts';
 
 /**
- * What the gateway records of each kind of answer (parsing-api.md §2.8, §7; DESIGN.md, Retry
- * policy): crafted with the mock's fault injection, so each case is exactly the answer named.
+ * What the gateway records of each kind of answer (docs/parsing-api.md, "The Document", "How
+ * each answer is treated"): crafted with the mock's fault injection, so each case is exactly the
+ * answer named.
  */
 
 const document = (meta: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({

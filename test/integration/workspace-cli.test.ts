@@ -4,13 +4,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createMockApi, loadWorkspaceFixture, type MockApi } from '@ingest-gateway/mock-parsing-api';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli as runCliProcess } from '../../harness/cli-process.ts';
+import { testConfigFile } from '../../harness/test-config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
-import { loadWorkspaceFixture } from '../../src/mock-api/workspace-seed.ts';
 import { createWorkspaceClient } from '../../src/parsing-api/workspace-client.ts';
-import { runCli as runCliProcess } from '../support/cli-process.ts';
-import { testConfigFile } from '../support/test-config.ts';
 
 /**
  * The real CLI in a child process, with the project's Node (process.execPath), to prove the
@@ -182,7 +181,10 @@ describe('ingest-gateway mock-api --workspaces --config', () => {
     const mock = await spawnMockApi(['--list-items', 'meta', '--list-page-size', '2']);
     try {
       const response = await fetch(`${mock.url}/_mock/settings`);
-      expect(await response.json()).toEqual({ documentList: { items: 'meta', pageSize: 2 } });
+      expect(await response.json()).toEqual({
+        documentList: { items: 'meta', pageSize: 2 },
+        organizationLists: { shape: 'page', pageSize: null },
+      });
     } finally {
       await mock.stop();
     }

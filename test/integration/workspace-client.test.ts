@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createMockApi, type MockApi } from '@ingest-gateway/mock-parsing-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
 import type { WorkspaceUpdate } from '../../src/parsing-api/service-workspace.ts';
 import {
   createWorkspaceClient,
@@ -42,20 +42,6 @@ async function caught(promise: Promise<unknown>): Promise<WorkspaceApiError> {
 }
 
 describe('createWorkspaceClient', () => {
-  it('reads a workspace, its identifier escaped in the path', async () => {
-    const workspace = await client.getWorkspace('ws 1/ä');
-    expect(workspace).toMatchObject({ identifier: 'ws 1/ä', ingestEmail: 'docs@ingest.example' });
-    // Fields it does not model pass through, so `workspace get` prints all of them.
-    expect(workspace).toHaveProperty('organization.validationToolConfig.theme');
-  });
-
-  it('sends exactly the update as JSON and resolves with the updated workspace', async () => {
-    const update: WorkspaceUpdate = { rejectDuplicates: null, whitelistIngestAddresses: ['*@a.example'] };
-    const workspace = await client.updateWorkspace('ws 1/ä', update);
-    expect(workspace).toMatchObject(update);
-    expect(mock.workspaces.requests.at(-1)).toMatchObject({ method: 'PATCH', body: update, status: 200 });
-  });
-
   it('throws a refusal carrying the RequestError, its detail in the message, never the key', async () => {
     const error = await caught(
       client.updateWorkspace('ws 1/ä', { visibility: 'public' } as unknown as WorkspaceUpdate),

@@ -1,21 +1,25 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  createMockApi,
+  loadWorkspaceFixture,
+  type MockApi,
+  type MockWorkspace,
+  type WorkspaceSeed,
+} from '@ingest-gateway/mock-parsing-api';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load-config.ts';
-import { createLogger } from '../../src/logger.ts';
-import { createMockApi, type MockApi } from '../../src/mock-api/create-mock-api.ts';
-import { loadWorkspaceFixture, type WorkspaceSeed } from '../../src/mock-api/workspace-seed.ts';
-import type { MockWorkspace } from '../../src/mock-api/workspace-shape.ts';
-import { createWorkspaceClient, type WorkspaceClient } from '../../src/parsing-api/workspace-client.ts';
-import { getWorkspaceCommand } from '../../src/workspace/get-workspace.ts';
+import { getWorkspaceCommand } from '../../src/cli/workspace/get-workspace.ts';
 import {
   runWorkspaceCommand,
   type WorkspaceCommandInput,
-} from '../../src/workspace/run-workspace-command.ts';
-import { syncWorkspacesCommand } from '../../src/workspace/sync-workspaces.ts';
-import type { UpdateOptionValues } from '../../src/workspace/update-options.ts';
-import { updateWorkspaceCommand } from '../../src/workspace/update-workspace.ts';
+} from '../../src/cli/workspace/run-workspace-command.ts';
+import { syncWorkspacesCommand } from '../../src/cli/workspace/sync-workspaces.ts';
+import type { UpdateOptionValues } from '../../src/cli/workspace/update-options.ts';
+import { updateWorkspaceCommand } from '../../src/cli/workspace/update-workspace.ts';
+import { parseConfig } from '../../src/config/load-config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createWorkspaceClient, type WorkspaceClient } from '../../src/parsing-api/workspace-client.ts';
 
 /**
  * The `workspace` commands, called as functions with a client pointed at the real mock over
@@ -219,6 +223,34 @@ workspaces: # every ingest address we serve
       'GET ws-resumes',
       'GET ws-gone',
     ]);
+  });
+
+  it('with discovery, compares only the overrides an entry names, and says which follow the service', async () => {
+    const path = await configFile(
+      'discovery.yaml',
+      [
+        'api: {baseUrl: "https://api.example.com", apiKey: k}',
+        'discovery: {organization: acme-org}',
+        'workspaces:',
+        "  - identifier: ws-resumes # settings only: the address and allow-list are the service's",
+        '    archives: unpack',
+        '  - identifier: ws-invoices # an allow-list of its own',
+        '    whitelistIngestAddresses: ["*@acme.example"]',
+        '',
+      ].join('\n'),
+    );
+    const code = await syncWorkspacesCommand(
+      { workspaces: await workspacesOf(path), discovery: true, configPath: path, write: false, env },
+      client,
+      streams(),
+    );
+    expect(code).toBe(0);
+    expect(stdout.text).toContain("ws-resumes (the service's address): follows the service\n");
+    expect(stdout.text).toContain(
+      "ws-invoices (the service's address): differs from the service\n" +
+        '  whitelistIngestAddresses: local ["*@acme.example"], service ["*@acme.example","ap@partner.example"]\n',
+    );
+    expect(stdout.text).not.toContain('ingestEmail:');
   });
 
   it('exits 0 and says "in sync" when nothing differs', async () => {

@@ -89,8 +89,8 @@ describe('docker-compose.yml', () => {
     expect(config.api.baseUrl).toBe('http://mock-api:8026');
     expect(config.api.apiKey).toBe(env.PARSER_API_KEY);
     expect(config.redis.url).toBe('redis://redis:6379');
-    expect(config.smtp.host).toBe('0.0.0.0');
-    expect(config.http.host).toBe('0.0.0.0');
+    expect(config.smtp.host).toBe('::');
+    expect(config.http.host).toBe('::');
   });
 
   it('links records to the HTTP API as the host reaches it through the mapped port', async () => {
@@ -105,5 +105,38 @@ describe('docker-compose.yml', () => {
     const { config } = await gatewayConfig();
     const grace = durationMs(services.gateway?.stop_grace_period ?? '10s');
     expect(grace).toBeGreaterThan(shutdownDeadline(config));
+  });
+});
+
+describe('docker-compose.scanning.yml', () => {
+  async function loadScanning() {
+    return compose.parse(parse(await readFile('docker-compose.scanning.yml', 'utf8')));
+  }
+
+  it("adds ClamAV's and rspamd's official images behind the scanning profile", async () => {
+    const { services } = await loadScanning();
+    expect(services.clamav?.image).toMatch(/^clamav\/clamav:/);
+    expect(services.rspamd?.image).toMatch(/^rspamd\/rspamd:/);
+    expect(services.clamav?.profiles).toEqual(['scanning']);
+    expect(services.rspamd?.profiles).toEqual(['scanning']);
+  });
+
+  it('leaves the plain stack without scanners', async () => {
+    const { services } = await load();
+    expect(Object.keys(services).sort()).toEqual(['gateway', 'mock-api', 'redis']);
+    const { config } = await gatewayConfig();
+    expect(config.scan).toEqual({ unavailable: 'tempfail' });
+  });
+
+  it('points the gateway at both services, with a configuration that validates with the compose environment', async () => {
+    const { services } = await loadScanning();
+    const command = services.gateway?.command ?? [];
+    const configPath = command[command.indexOf('--config') + 1] ?? '';
+    const { env } = await gatewayConfig();
+    const config = parseConfig({ text: await readFile(configPath, 'utf8'), env, source: configPath });
+    expect(config.scan.clamav).toMatchObject({ host: 'clamav', port: 3310 });
+    expect(config.scan.rspamd?.url).toBe('http://rspamd:11333');
+    expect(config.workspaces[0]).toMatchObject({ malware: 'refuse', spam: 'refuse' });
+    expect(Object.keys(services.gateway?.depends_on ?? {}).sort()).toEqual(['clamav', 'rspamd']);
   });
 });

@@ -1,7 +1,7 @@
 import { type Html, html, type Rendered } from './html.ts';
 
 /** The console's pages, for the navigation and its current-page marker. */
-export type ConsoleSection = 'messages' | 'failed' | 'queues' | 'login';
+export type ConsoleSection = 'messages' | 'held' | 'refused' | 'failed' | 'queues' | 'routes' | 'login';
 
 export interface PageOptions {
   title: string;
@@ -13,8 +13,11 @@ export interface PageOptions {
 
 const sections: ReadonlyArray<{ section: ConsoleSection; href: string; label: string }> = [
   { section: 'messages', href: '/', label: 'Messages' },
+  { section: 'held', href: '/held', label: 'Held' },
+  { section: 'refused', href: '/refused', label: 'Refused' },
   { section: 'failed', href: '/failed', label: 'Failed uploads' },
   { section: 'queues', href: '/queues', label: 'Queues' },
+  { section: 'routes', href: '/routes', label: 'Routes' },
 ];
 
 /** The frame every console page shares: landmarks, a skip link, the navigation. */

@@ -3,6 +3,7 @@ import { encodeCursor, parseMessageQuery } from '../message-query.ts';
 import type { MessageSearch } from '../search-messages.ts';
 import { type Html, html } from './html.ts';
 import { page, stateBadge, time } from './layout.ts';
+import { apiQuery, type Filters, filterField, filterValue, formFilters } from './search-filters.ts';
 
 /** The search form's fields, as GET /v1/messages names its filters. */
 const filterNames = ['q', 'from', 'to', 'workspace', 'state', 'since'] as const;
@@ -17,7 +18,7 @@ export async function messageListPage(
   search: MessageSearch,
   logoutCsrf: string | null,
 ): Promise<Html> {
-  const filters = formFilters(params);
+  const filters = formFilters(params, filterNames);
   const query = parseMessageQuery(apiQuery(filters, params.get('cursor')));
   const problems = 'problems' in query ? query.problems : [];
   const found =
@@ -58,22 +59,21 @@ function messageRow(record: MessageRecord): Html {
     <td data-label="Recipients">${record.envelope.rcptTo.join(', ')}</td>
     <td data-label="Subject" class="subject">${record.subject ?? html`<span class="muted">(no subject)</span>`}</td>
     <td data-label="Attachments">${
-      record.attachments.length === 0
-        ? html`<span class="muted">none</span>`
-        : html`<ul class="attachments">${record.attachments.map(
-            (a) =>
-              html`<li><span class="file-name">${a.originalFileName ?? a.fileName}</span> ${stateBadge(a.state)}</li>`,
-          )}</ul>`
+      record.keptFor === 'postmaster'
+        ? html`<span class="kept" data-kept-for="postmaster">kept for the postmaster</span>`
+        : record.attachments.length === 0
+          ? html`<span class="muted">none</span>`
+          : html`<ul class="attachments">${record.attachments.map(
+              (a) =>
+                html`<li><span class="file-name">${a.originalFileName ?? a.fileName}</span> ${stateBadge(a.state)}</li>`,
+            )}</ul>`
     }</td>
   </tr>`;
 }
 
-function searchForm(filters: ReadonlyArray<[string, string]>): Html {
-  const value = (name: string) => filters.find(([key]) => key === name)?.[1] ?? '';
-  const since = value('since').slice(0, 10);
-  const field = (name: string, label: string, type = 'search') =>
-    html`<div class="field"><label for="filter-${name}">${label}</label>
-      <input id="filter-${name}" name="${name}" type="${type}" value="${name === 'since' ? since : value(name)}"></div>`;
+function searchForm(filters: Filters): Html {
+  const value = (name: string) => filterValue(filters, name);
+  const field = filterField('filter', filters);
   return html`<form method="get" action="/" class="filters" role="search" aria-label="Search messages">
       ${field('q', 'Subject or file name')}
       ${field('from', 'Sender')}
@@ -87,22 +87,4 @@ function searchForm(filters: ReadonlyArray<[string, string]>): Html {
       ${field('since', 'Received since', 'date')}
       <div class="actions"><button type="submit">Search</button> <a href="/">Clear</a></div>
     </form>`;
-}
-
-/** The filters the page was asked for, empty fields dropped (the form sends every field). */
-function formFilters(params: URLSearchParams): Array<[string, string]> {
-  return filterNames.flatMap((name): Array<[string, string]> => {
-    const value = params.get(name)?.trim() ?? '';
-    return value === '' ? [] : [[name, value]];
-  });
-}
-
-/** The GET /v1/messages query of the page: a date from the form becomes midnight UTC. */
-function apiQuery(filters: ReadonlyArray<[string, string]>, cursor: string | null): URLSearchParams {
-  const query = new URLSearchParams();
-  for (const [name, value] of filters) {
-    query.set(name, name === 'since' && /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
-  }
-  if (cursor !== null) query.set('cursor', cursor);
-  return query;
 }

@@ -1,7 +1,11 @@
 import type { AttachmentEntry, MessageRecord } from '../../record/message-record.ts';
+import type { ScanRecord } from '../../scan/scan-record-schema.ts';
 import type { SenderAuthentication } from '../../sender/sender-policy.ts';
+import { heldActions, messageReplayHint } from './held-actions.ts';
 import { type Html, html } from './html.ts';
 import { page, size, stateBadge, time } from './layout.ts';
+import { attachmentPreview, messageContent } from './message-content.ts';
+import type { MessageSource } from './message-source.ts';
 
 export interface MessagePageInput {
   record: MessageRecord;
@@ -12,11 +16,13 @@ export interface MessagePageInput {
   /** The session's CSRF token: the retry and logout forms send it back. */
   csrf: string;
   signedIn: boolean;
+  /** The stored e-mail: headers, bodies, raw source. */
+  source: MessageSource;
 }
 
 /**
  * GET /messages/{id}: one message as the gateway saw it: envelope, sender authentication, the
- * admit decision per workspace, and each attachment with what became of it. console.js
+ * scanners' verdicts, the admit decision per workspace, and each attachment with what became of it. console.js
  * redraws the page when /v1/events announces a change of this message.
  */
 export function messagePage(input: MessagePageInput): Html {
@@ -24,8 +30,13 @@ export function messagePage(input: MessagePageInput): Html {
   const body = html`<article data-live-message="${record.id}">
     <h1>Message <span class="queue-id">${record.id}</span></h1>
     <p class="live-status" role="status" aria-live="polite" data-live-status></p>
+    ${record.keptFor === 'postmaster' ? html`<p class="kept" data-kept-for="postmaster"><strong>Kept for the postmaster.</strong> Mail to a postmaster address is stored for the operator to read, never uploaded.</p>` : null}
     <p class="links"><a href="/v1/messages/${record.id}/raw" download>Download the e-mail (.eml)</a>
       · <a href="/v1/messages/${record.id}">Record as JSON</a></p>
+    <form method="post" action="/messages/${record.id}/delete" class="inline delete-message">
+      <input type="hidden" name="csrf" value="${input.csrf}">
+      <button type="submit" class="danger" data-action="delete">Delete this message</button>
+    </form>
     <section aria-labelledby="envelope-heading">
       <h2 id="envelope-heading">Envelope</h2>
       <dl class="facts">
@@ -40,10 +51,21 @@ export function messagePage(input: MessagePageInput): Html {
         <dt>Status</dt><dd>${record.status}</dd>
       </dl>
     </section>
+    ${record.hold && !record.scan ? holdNotice(record, input.csrf) : null}
     <section aria-labelledby="auth-heading">
       <h2 id="auth-heading">Sender authentication</h2>
       ${authentication(record.authentication)}
     </section>
+    ${
+      record.scan
+        ? html`<section aria-labelledby="scan-heading">
+      <h2 id="scan-heading">Scanning</h2>
+      ${record.hold ? holdNotice(record, input.csrf) : null}
+      ${scanFacts(record.scan)}
+    </section>`
+        : null
+    }
+    ${messageContent(record.id, input.source)}
     <section aria-labelledby="workspaces-heading">
       <h2 id="workspaces-heading">Allow-list decision per workspace</h2>
       <div class="table-wrap"><table>
@@ -82,6 +104,8 @@ function attachment(messageId: string, entry: AttachmentEntry, input: MessagePag
       <dt>State</dt><dd data-field="state">${entry.state}</dd>
       <dt>Reason</dt><dd>${entry.reason ?? html`<span class="muted">—</span>`}</dd>
       <dt>Workspace</dt><dd>${entry.workspace ?? html`<span class="muted">none</span>`}</dd>
+      ${entry.subaddress === undefined ? null : html`<dt>Subaddress tag</dt><dd data-field="subaddress">${entry.subaddress}</dd>`}
+      ${entry.documentType === undefined ? null : html`<dt>Document type of the address</dt><dd data-field="documentType">${entry.documentType}</dd>`}
       <dt>Attempts</dt><dd>${entry.attempts}</dd>
       <dt>Sent as</dt><dd class="file-name">${entry.fileName}</dd>
       <dt>Detected type</dt><dd>${entry.detectedType ?? html`<span class="muted">unsupported</span>`}</dd>
@@ -94,6 +118,7 @@ function attachment(messageId: string, entry: AttachmentEntry, input: MessagePag
       <dt>Updated</dt><dd>${time(entry.updatedAt)}</dd>
       <dt>Stored bytes</dt><dd>${download}</dd>
     </dl>
+    ${attachmentPreview(messageId, entry, input.stored.has(entry.entry))}
     ${entry.state === 'failed' ? retryForm(input.retryJob(entry.entry), input.csrf, name, `/messages/${messageId}`) : null}
   </section>`;
 }
@@ -118,6 +143,38 @@ function parseOutcome(entry: AttachmentEntry): Html | string {
     }
   }
   return parts.length === 0 ? html`<span class="muted">not known</span>` : html`${parts.join('; ')}`;
+}
+
+/** Why the message is (or was) held, and while it is held, its Release and Discard buttons. */
+function holdNotice(record: MessageRecord, csrf: string): Html {
+  const hold = record.hold;
+  if (!hold) return html``;
+  if (record.state !== 'held') {
+    return html`<p data-field="hold">Was held for ${hold.workspace}: ${hold.reason}; ${record.state ?? 'released'}.</p>
+    ${confirmationOf(record)}`;
+  }
+  return html`<p data-field="hold"><span class="verdict fail">held</span> for ${hold.workspace}: ${hold.reason}; nothing of it is uploaded.
+      Release uploads its documents; Release and allow sender also adds the sender to the workspace's allow-list; Discard deletes it.</p>
+    ${confirmationOf(record)}
+    ${heldActions(record, csrf, record.subject ?? '(no subject)', null)}
+    ${messageReplayHint(record)}`;
+}
+
+/** A forwarding confirmation's code, link and text: what the tenant needs to start forwarding. */
+function confirmationOf(record: MessageRecord): Html {
+  const confirmation = record.hold?.confirmation;
+  if (!confirmation) return html``;
+  // Only an https: link the provider's pattern matched is made a link (forwarding-confirmation.ts).
+  const link =
+    confirmation.link === null
+      ? html`<span class="muted">none in the text</span>`
+      : html`<a href="${confirmation.link}" rel="noreferrer noopener" target="_blank">${confirmation.link}</a>`;
+  return html`<section data-field="confirmation">
+    <h2>${confirmation.provider} forwarding confirmation</h2>
+    <p>Confirmation code: <code>${confirmation.code ?? 'none shown'}</code></p>
+    <p>Confirmation link: ${link}</p>
+    ${confirmation.text === null ? html`` : html`<pre class="confirmation-text">${confirmation.text}</pre>`}
+  </section>`;
 }
 
 function retryForm(jobId: string, csrf: string, name: string, back: string): Html {
@@ -147,5 +204,28 @@ function authentication(auth: SenderAuthentication | null): Html {
     <dt>DKIM</dt><dd>${results.dkim.length === 0 ? 'not signed' : results.dkim.map((d) => `${d.result} (d=${d.domain ?? '?'}, s=${d.selector ?? '?'})`).join('; ')}</dd>
     <dt>DMARC</dt><dd>${results.dmarc === null ? 'not evaluated' : `${results.dmarc.result}${results.dmarc.policy ? ` (p=${results.dmarc.policy})` : ''}`}</dd>
     <dt>ARC</dt><dd>${results.arc === null ? 'no ARC set' : JSON.stringify(results.arc)}</dd>
+  </dl>`;
+}
+
+/** The scanners' verdicts (the record's `scan`). */
+function scanFacts(scan: ScanRecord): Html {
+  const { malware, spam } = scan;
+  const unscanned = (reason: string | null) =>
+    html`<span class="verdict fail">unscanned</span> ${reason ?? ''}`;
+  return html`<dl class="facts">
+    <dt>Malware (clamd)</dt><dd data-field="malware">${
+      malware === null
+        ? html`<span class="muted">not scanned</span>`
+        : malware.verdict === 'unscanned'
+          ? unscanned(malware.reason)
+          : html`<span class="verdict ${malware.verdict === 'clean' ? 'pass' : 'fail'}">${malware.verdict}</span>${malware.signature ? ` ${malware.signature}` : ''}`
+    }</dd>
+    <dt>Spam (rspamd)</dt><dd data-field="spam">${
+      spam === null
+        ? html`<span class="muted">not asked</span>`
+        : spam.action === null
+          ? unscanned(spam.reason)
+          : html`${spam.action}, score ${spam.score ?? '?'} (policy ${spam.policy})`
+    }</dd>
   </dl>`;
 }

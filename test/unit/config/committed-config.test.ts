@@ -17,6 +17,16 @@ describe('committed configuration files', () => {
         ingestEmail: 'documents@ingest.localhost',
         archives: 'skip',
         bodyAsDocument: 'never',
+        encryptedPdf: 'skip',
+        unlistedSenders: 'refuse',
+        // The first run ends at "parsed": the mock pushes each outcome.
+        trackCompletion: {
+          via: 'resthook',
+          firstDelay: 60_000,
+          maxDelay: 300_000,
+          maxPolls: 300,
+          maxTime: 86_400_000,
+        },
       },
     ]);
   });

@@ -33,7 +33,7 @@ describe('loadConfig', () => {
     const config = await loadConfig({ path: fixture('minimal.yaml'), env: {} });
     expect(config).toEqual({
       smtp: {
-        host: '0.0.0.0',
+        host: '::',
         port: 2525,
         hostname: 'localhost',
         maxMessageSize: 26_214_400,
@@ -42,10 +42,15 @@ describe('loadConfig', () => {
         maxMimeDepth: 3,
         maxParts: 100,
         socketTimeout: 60_000,
+        greetingDelay: 100,
         closeTimeout: 30_000,
         maxClients: 100,
         maxRecipients: 100,
         sessionTimeout: 600_000,
+        refusedRecipientDelayAfter: 3,
+        refusedRecipientDelay: 1000,
+        maxRefusedRecipients: 20,
+        refusedRecipientWindow: 3_600_000,
         rateLimit: {
           window: 60_000,
           connectionsPerIp: 300,
@@ -56,6 +61,7 @@ describe('loadConfig', () => {
         requireTls: false,
         proxyProtocolFrom: [],
         rejectBareLineEndings: true,
+        subaddressSeparator: '+',
       },
       redis: {
         url: 'redis://127.0.0.1:6379',
@@ -68,23 +74,53 @@ describe('loadConfig', () => {
         waitAof: false,
         waitAofTimeout: 2000,
       },
-      retention: { messages: 2_592_000, completedJobs: 604_800, failedJobs: 2_592_000 },
+      retention: {
+        messages: 2_592_000,
+        held: 1_209_600,
+        refusals: 604_800,
+        maxRefusals: 20_000,
+        completedJobs: 604_800,
+        failedJobs: 2_592_000,
+      },
       api: { mock: true, allowInsecureHttp: false, timeout: 60_000 },
       upload: {
         concurrency: 8,
         attempts: 15,
         retryBaseDelay: 1000,
         retryMaxDelay: 600_000,
+        promoteAfterRecovery: true,
         stalledAfter: 30_000,
         maxStalls: 3,
         closeTimeout: 30_000,
       },
       http: { host: '127.0.0.1', port: 8025, allowReset: false },
       log: { level: 'info' },
+      scan: { unavailable: 'tempfail' },
+      events: {
+        webhooks: [],
+        retryBaseDelay: 10000,
+        retryMaxDelay: 3600000,
+        retryFor: 86400000,
+        timeout: 10000,
+      },
+      notices: {
+        envelopeFrom: '',
+        retryBaseDelay: 30000,
+        retryMaxDelay: 3600000,
+        retryFor: 86400000,
+        timeout: 30000,
+      },
       auth: { senderAuthentication: 'off', trustedArcSealers: [] },
       dns: { servers: [], timeout: 5000, tries: 2 },
       workspaces: [
-        { identifier: 'ws-1', ingestEmail: 'In@ingest.example', archives: 'skip', bodyAsDocument: 'never' },
+        {
+          identifier: 'ws-1',
+          ingestEmail: 'In@ingest.example',
+          archives: 'skip',
+          bodyAsDocument: 'never',
+          encryptedPdf: 'skip',
+          unlistedSenders: 'refuse',
+        },
       ],
     });
   });
@@ -121,7 +157,11 @@ describe('parseConfig', () => {
   });
 
   it.each([
-    { label: 'an empty file', text: '', problems: ['api.baseUrl', 'api.apiKey', 'workspaces: is required'] },
+    {
+      label: 'an empty file',
+      text: '',
+      problems: ['api.baseUrl', 'api.apiKey', 'workspaces: expected at least one workspace'],
+    },
     { label: 'a list', text: '- 1\n', problems: ['(root): expected an object, got a list'] },
     {
       label: 'no workspace',
@@ -311,6 +351,13 @@ workspaces:
     ]);
   });
 
+  it('shows a Redis URL written in place of the redis section without its password', () => {
+    const text = `redis: "redis://gateway:s3cr3t-pw@cache:6379"\n${MOCK}`;
+    expect(problemsOf(text)).toEqual([
+      'redis: expected an object, got the string "redis://gateway:***@cache:6379"',
+    ]);
+  });
+
   it('reports a bad allow-list rule with its path', () => {
     const text = `${MOCK}    whitelistIngestAddresses: ["*@acme.example", "ap@partner.example", "*@{a,b}.example"]\n`;
     expect(problemsOf(text)).toEqual([
@@ -396,9 +443,9 @@ describe('listener defaults', () => {
     );
   });
 
-  it('puts the SMTP intake on 0.0.0.0:2525 when the file has no smtp section', () => {
+  it('puts the SMTP intake on [::]:2525 when the file has no smtp section', () => {
     const { smtp } = parse(LIVE);
-    expect({ host: smtp.host, port: smtp.port }).toEqual({ host: '0.0.0.0', port: 2525 });
-    expect(parse(LIVE, { SMTP_PORT: '25' }).smtp).toMatchObject({ host: '0.0.0.0', port: 25 });
+    expect({ host: smtp.host, port: smtp.port }).toEqual({ host: '::', port: 2525 });
+    expect(parse(LIVE, { SMTP_PORT: '25' }).smtp).toMatchObject({ host: '::', port: 25 });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load-config.ts';
-import { redactConfig } from '../../../src/config/redact-config.ts';
+import { redactConfig, redactUrl } from '../../../src/config/redact-config.ts';
 
 const WORKSPACE = 'workspaces:\n  - {identifier: ws-1, ingestEmail: in@ingest.example}\n';
 
@@ -40,5 +40,14 @@ describe('redactConfig', () => {
   it('adds no apiKey when there is none', () => {
     const config = parseConfig({ text: `api: {mock: true}\n${WORKSPACE}`, env: {}, source: 'inline' });
     expect(redactConfig(config).api).not.toHaveProperty('apiKey');
+  });
+});
+
+describe('redactUrl', () => {
+  it.each([
+    { url: 'redis://gateway:p%40ss%3Aw0rd@cache:6379/2', shown: 'redis://gateway:***@cache:6379/2' },
+    { url: 'https://api.example.com/v3', shown: 'https://api.example.com/v3' },
+  ])('shows $url as $shown', ({ url, shown }) => {
+    expect(redactUrl(url)).toBe(shown);
   });
 });

@@ -29,7 +29,10 @@ describe('parseMessageQuery', () => {
 
   it.each([
     ['unknown=1', 'unknown parameter(s): unknown'],
-    ['state=done', 'state: expected one of queued, uploading, uploaded, rejected, failed, skipped'],
+    [
+      'state=done',
+      'state: expected one of queued, uploading, uploaded, rejected, failed, skipped, held, discarded',
+    ],
     ['from=', 'from: must not be empty'],
     ['since=2024-05-01', 'since: expected an ISO 8601 time, e.g. 2024-05-01T12:00:00Z'],
     ['limit=0', 'limit: Too small: expected number to be >=1'],

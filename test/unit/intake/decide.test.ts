@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { RefusalError } from '../../../src/errors.ts';
 import { type DecideInput, decide, type Transaction } from '../../../src/intake/decide.ts';
 import type { IntakeWorkspace } from '../../../src/intake/intake-settings-schema.ts';
-import type { LeafPart, WalkResult } from '../../../src/mail/walk-message.ts';
+import type { RoutedWorkspace } from '../../../src/intake/route-table.ts';
+import type { LeafPart } from '../../../src/mail/leaf-part.ts';
+import type { WalkResult } from '../../../src/mail/walk-message.ts';
 import type { AdmittingWorkspace } from '../../../src/sender/admit-sender.ts';
 import { compileAllowList } from '../../../src/sender/compile-allow-list.ts';
 
@@ -58,17 +60,18 @@ function walk(parts: LeafPart[], fields: Partial<WalkResult> = {}): WalkResult {
 function workspace(
   identifier: string,
   rules: string[] | null,
-  archives?: 'unpack' | 'skip',
+  archives: IntakeWorkspace['archives'] = 'skip',
+  encryptedPdf: IntakeWorkspace['encryptedPdf'] = 'skip',
 ): AdmittingWorkspace<IntakeWorkspace> {
   return {
-    config: { identifier, whitelistIngestAddresses: rules, ...(archives ? { archives } : {}) },
+    config: { identifier, whitelistIngestAddresses: rules, archives, bodyAsDocument: 'never', encryptedPdf },
     admits: compileAllowList(rules),
     policy: 'unused by decide',
   };
 }
 
 function transaction(
-  workspaces: AdmittingWorkspace<IntakeWorkspace>[],
+  workspaces: RoutedWorkspace<IntakeWorkspace>[],
   rcptTo = ['a@ingest.example'],
 ): Transaction {
   return {
@@ -91,6 +94,7 @@ function input(fields: Partial<DecideInput> = {}): DecideInput {
     now: '2026-11-24T00:00:00.000Z',
     publicUrl: 'http://gw.example:8025',
     policy: { maxAttachments: 10, defaultMode: 'off', trustedArcSealers: new Set() },
+    scan: null,
     ...fields,
   };
 }
@@ -234,6 +238,53 @@ describe('decide', () => {
     expect(entries.every((entry) => entry.attempts === 0 && entry.documentIdentifier === null)).toBe(true);
   });
 
+  it('records on each upload the subaddress tag its workspace was reached by, and nothing without one', () => {
+    const tagged = { ...workspace('ws-acme', ['*@acme.example']), subaddress: 'Invoices' };
+    const { entries } = decide(
+      input({
+        walk: walk([body(0), leaf(1), leaf(2, { declaredType: 'image/x-unknown', detectedType: null })]),
+        transaction: transaction(
+          [tagged, workspace('ws-open', null)],
+          ['a+Invoices@ingest.example', 'b@x.example'],
+        ),
+      }),
+    );
+    expect(entries.map((entry) => [entry.workspace, entry.state, entry.subaddress])).toEqual([
+      ['ws-acme', 'queued', 'Invoices'],
+      ['ws-open', 'queued', undefined],
+      [null, 'skipped', undefined],
+    ]);
+    expect(
+      entries.filter((entry) => entry.subaddress === undefined).every((entry) => !('subaddress' in entry)),
+    ).toBe(true);
+    // Held documents keep the tag: a release uploads them with its fields.
+    const partner = workspace('ws-partner', ['*@partner.example']);
+    const holding = { ...partner, config: { ...partner.config, unlistedSenders: 'hold' as const } };
+    const held = decide(input({ transaction: transaction([{ ...holding, subaddress: 'x' }]) }));
+    expect(held.entries.map((entry) => [entry.state, entry.subaddress])).toEqual([['held', 'x']]);
+  });
+
+  it('records on each upload the document type whose address reached its workspace, and nothing without one', () => {
+    const typed = {
+      ...workspace('ws-acme', ['*@acme.example']),
+      documentType: 'dt-receipt',
+      subaddress: 'x',
+    };
+    const { entries } = decide(
+      input({
+        walk: walk([body(0), leaf(1)]),
+        transaction: transaction([typed, workspace('ws-open', null)], ['r@ingest.example', 'b@x.example']),
+      }),
+    );
+    expect(entries.map((entry) => [entry.workspace, entry.documentType, entry.subaddress])).toEqual([
+      ['ws-acme', 'dt-receipt', 'x'],
+      ['ws-open', undefined, undefined],
+    ]);
+    expect(
+      entries.filter((entry) => entry.workspace === 'ws-open').every((entry) => !('documentType' in entry)),
+    ).toBe(true);
+  });
+
   it('writes the record summary the HTTP API serves', () => {
     const { summary, entries } = decide(input());
     expect(summary).toEqual({
@@ -282,7 +333,6 @@ describe('decide: files taken out of a ZIP archive', () => {
       ['ws-u:1:doc-1.pdf', 'ws-u:2:doc-2.pdf', 'ws-u:3:doc-3.pdf'],
     ],
     ['skip: none of the archive', [open('ws-s', 'skip')], ['ws-s:1:doc-1.pdf']],
-    ['absent reads as skip', [open('ws-d')], ['ws-d:1:doc-1.pdf']],
     [
       'each workspace by its own setting',
       [open('ws-s', 'skip'), open('ws-u', 'unpack')],
@@ -341,9 +391,9 @@ describe('decide: the body as a document (bodyAsDocument)', () => {
       path: 'body (text/plain)',
       ...fields,
     });
-  const open = (identifier: string, bodyAsDocument?: IntakeWorkspace['bodyAsDocument']) => ({
+  const open = (identifier: string, bodyAsDocument: IntakeWorkspace['bodyAsDocument'] = 'never') => ({
     ...workspace(identifier, null),
-    config: { identifier, whitelistIngestAddresses: null, ...(bodyAsDocument ? { bodyAsDocument } : {}) },
+    config: { ...workspace(identifier, null).config, bodyAsDocument },
   });
   const bodyOnly = walk([textBody(0), htmlBody(1)]);
   const withPdf = walk([textBody(0), htmlBody(1), leaf(2)]);
@@ -425,6 +475,7 @@ describe('decide: the body as a document (bodyAsDocument)', () => {
             whitelistIngestAddresses: null,
             archives: 'unpack',
             bodyAsDocument: 'whenNoAttachment',
+            encryptedPdf: 'skip',
           },
         },
       ],
@@ -479,5 +530,125 @@ describe('decide: the body as a document (bodyAsDocument)', () => {
     expect(
       refusal({ walk: twoPdfs, policy, transaction: transaction([open('ws-w', 'whenNoAttachment')]) }),
     ).toBe('accepted');
+  });
+});
+
+describe('decide: encrypted PDFs (encryptedPdf)', () => {
+  const lockedWalk = walk([body(0), leaf(1), leaf(2, { encrypted: true })]);
+  const open = (identifier: string, encryptedPdf: 'skip' | 'upload') =>
+    workspace(identifier, null, 'skip', encryptedPdf);
+  const skippedOf = (workspaces: AdmittingWorkspace<IntakeWorkspace>[]) =>
+    decide(input({ walk: lockedWalk, transaction: transaction(workspaces) }))
+      .entries.filter((entry) => entry.state === 'skipped')
+      .map((entry) => `${entry.part}:${entry.reason?.split(':')[0]}`);
+
+  it.each<[string, AdmittingWorkspace<IntakeWorkspace>[], string[], string[]]>([
+    ['skip: the locked PDF is skipped', [open('ws-s', 'skip')], ['ws-s:1:doc-1.pdf'], ['2:encrypted_pdf']],
+    ['upload: it is a document', [open('ws-u', 'upload')], ['ws-u:1:doc-1.pdf', 'ws-u:2:doc-2.pdf'], []],
+    [
+      'each workspace by its own setting; taken by one, it is not listed as skipped',
+      [open('ws-s', 'skip'), open('ws-u', 'upload')],
+      ['ws-s:1:doc-1.pdf', 'ws-u:1:doc-1.pdf', 'ws-u:2:doc-2.pdf'],
+      [],
+    ],
+  ])('%s', (_case, workspaces, expectedUploads, expectedSkipped) => {
+    expect(uploads({ walk: lockedWalk, transaction: transaction(workspaces) })).toEqual(expectedUploads);
+    expect(skippedOf(workspaces)).toEqual(expectedSkipped);
+  });
+
+  it('counts a skipped locked PDF as encrypted_pdf', () => {
+    const { skipKinds } = decide(
+      input({ walk: lockedWalk, transaction: transaction([open('ws-s', 'skip')]) }),
+    );
+    expect(skipKinds).toEqual(['encrypted_pdf']);
+  });
+
+  it('refuses a message whose only document is a locked PDF, naming it encrypted', () => {
+    const onlyLocked = walk([body(0), leaf(1, { encrypted: true, fileName: 'payslip.pdf' })]);
+    expect(refusal({ walk: onlyLocked, transaction: transaction([open('ws-s', 'skip')]) })).toBe(
+      'NO_SUPPORTED_ATTACHMENT: no supported attachment: found 1 part: payslip.pdf (encrypted PDF)',
+    );
+  });
+});
+
+describe('decide: decrypted S/MIME content (decryptedFor)', () => {
+  const open = (identifier: string, bodyAsDocument: IntakeWorkspace['bodyAsDocument'] = 'never') => ({
+    ...workspace(identifier, null),
+    config: { ...workspace(identifier, null).config, bodyAsDocument },
+  });
+  const decrypted = { decryptedFor: ['ws-key'] };
+  const htmlBody = leaf(0, {
+    declaredType: 'text/html',
+    disposition: null,
+    fileName: null,
+    role: 'body',
+    detectedType: 'html',
+    path: 'part 1 > smime.p7m > body (text/html)',
+    ...decrypted,
+  });
+
+  it('gives decrypted documents and the decrypted body only to the workspaces whose key opened them', () => {
+    const walked = walk([htmlBody, leaf(1, decrypted), leaf(2)]);
+    expect(
+      uploads({
+        walk: walked,
+        transaction: transaction([open('ws-key', 'always'), open('ws-other', 'always')]),
+      }),
+    ).toEqual([
+      'ws-key:0:Invoice 42.html',
+      'ws-key:1:doc-1.pdf',
+      'ws-key:2:doc-2.pdf',
+      'ws-other:2:doc-2.pdf',
+    ]);
+  });
+
+  it('refuses a message whose documents are all decrypted for another workspace than those addressed', () => {
+    const walked = walk([body(0), leaf(1, decrypted)]);
+    expect(refusal({ walk: walked, transaction: transaction([open('ws-other')]) })).toMatch(
+      /^NO_SUPPORTED_ATTACHMENT: /,
+    );
+  });
+});
+
+describe('decide for a workspace holding unlisted senders', () => {
+  const holding = (identifier: string, rules: string[]) => {
+    const base = workspace(identifier, rules);
+    return { ...base, config: { ...base.config, unlistedSenders: 'hold' as const } };
+  };
+
+  it('keeps the documents an unlisted sender sent, each held, and says why the message is held', () => {
+    const decision = decide(
+      input({ transaction: transaction([holding('ws-partner', ['*@partner.example'])]) }),
+    );
+    expect(decision.summary).toMatchObject({
+      state: 'held',
+      hold: { reason: 'sender_not_listed', workspace: 'ws-partner' },
+    });
+    expect(decision.entries.map((entry) => `${entry.workspace}:${entry.state}`)).toEqual(['ws-partner:held']);
+    expect(decision.summary.workspaces).toEqual([
+      { identifier: 'ws-partner', admitted: false, reason: 'sender not in the allow-list' },
+    ]);
+  });
+
+  it('holds nothing when another workspace of the transaction admits the sender', () => {
+    const decision = decide(
+      input({
+        transaction: transaction([
+          holding('ws-partner', ['*@partner.example']),
+          workspace('ws-acme', ['*@acme.example']),
+        ]),
+      }),
+    );
+    expect(decision.summary.state).toBeUndefined();
+    expect(decision.entries.map((entry) => `${entry.workspace}:${entry.state}`)).toEqual(['ws-acme:queued']);
+  });
+
+  it('still refuses a held sender with nothing the workspace takes (550 5.6.0)', () => {
+    expect(
+      refusal({
+        walk: walk([body(0)]),
+        transaction: transaction([holding('ws-partner', ['*@partner.example'])]),
+      }),
+    ).toMatch(/^NO_SUPPORTED_ATTACHMENT/);
   });
 });

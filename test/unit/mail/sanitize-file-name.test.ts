@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DocumentType } from '../../../src/mail/detect-type.ts';
+import type { DocumentType } from '../../../src/mail/detect/detect-type.ts';
 import { sanitizeFileName } from '../../../src/mail/sanitize-file-name.ts';
 
 describe('sanitizeFileName', () => {

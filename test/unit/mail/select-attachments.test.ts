@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { LeafPart } from '../../../src/mail/leaf-part.ts';
 import { describeFound, type SkippedPart, selectAttachments } from '../../../src/mail/select-attachments.ts';
-import type { LeafPart, WalkResult } from '../../../src/mail/walk-message.ts';
+import type { WalkResult } from '../../../src/mail/walk-message.ts';
 
 let nextIndex = 0;
 

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { defaultLimits } from '../../../harness/mail-fixtures.ts';
+import { createMemoryStore } from '../../../harness/mail-memory-store.ts';
+import { zipArchive } from '../../../harness/zip-archive.ts';
 import { walkMessage } from '../../../src/mail/walk-message.ts';
-import { defaultLimits } from '../../support/mail-fixtures.ts';
-import { createMemoryStore } from '../../support/mail-memory-store.ts';
-import { zipArchive } from '../../support/zip-archive.ts';
 
 /** ZIP archives reach the part store during DATA only for a workspace that unpacks them (storeArchives). */
 

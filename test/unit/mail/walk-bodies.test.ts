@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { type WalkLimits, walkMessage } from '../../../src/mail/walk-message.ts';
-import { defaultLimits, mailFixture, sha256 } from '../../support/mail-fixtures.ts';
-import { createMemoryStore } from '../../support/mail-memory-store.ts';
+import { defaultLimits, mailFixture, sha256 } from '../../../harness/mail-fixtures.ts';
+import { createMemoryStore } from '../../../harness/mail-memory-store.ts';
+import type { WalkLimits } from '../../../src/mail/walk-limits.ts';
+import { walkMessage } from '../../../src/mail/walk-message.ts';
 
 /**
  * The bodies of the top-level message, stored in UTF-8 when a workspace takes the body as a

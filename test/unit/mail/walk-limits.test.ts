@@ -2,12 +2,13 @@ import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
+import { defaultLimits, mailFixture, mailFixtureText } from '../../../harness/mail-fixtures.ts';
+import { generatedMessage } from '../../../harness/mail-generated-message.ts';
+import { createMemoryStore, type MemoryStore } from '../../../harness/mail-memory-store.ts';
 import { RefusalError } from '../../../src/errors.ts';
 import type { PartStore } from '../../../src/mail/part-store.ts';
-import { type WalkLimits, walkMessage } from '../../../src/mail/walk-message.ts';
-import { defaultLimits, mailFixture, mailFixtureText } from '../../support/mail-fixtures.ts';
-import { generatedMessage } from '../../support/mail-generated-message.ts';
-import { createMemoryStore, type MemoryStore } from '../../support/mail-memory-store.ts';
+import type { WalkLimits } from '../../../src/mail/walk-limits.ts';
+import { walkMessage } from '../../../src/mail/walk-message.ts';
 
 async function refusal(
   source: Readable,

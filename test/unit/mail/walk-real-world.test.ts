@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { defaultLimits, fileFixture, mailFixture, sha256 } from '../../../harness/mail-fixtures.ts';
+import { createMemoryStore, type MemoryStore } from '../../../harness/mail-memory-store.ts';
 import { selectAttachments } from '../../../src/mail/select-attachments.ts';
 import { type WalkResult, walkMessage } from '../../../src/mail/walk-message.ts';
-import { defaultLimits, fileFixture, mailFixture, sha256 } from '../../support/mail-fixtures.ts';
-import { createMemoryStore, type MemoryStore } from '../../support/mail-memory-store.ts';
 
 /** Gaps real mail showed in the walk (test/fixtures/mail/README.md says where each message is from). */
 

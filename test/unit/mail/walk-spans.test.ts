@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { defaultLimits, fileFixture, sha256 } from '../../../harness/mail-fixtures.ts';
+import { createMemoryStore } from '../../../harness/mail-memory-store.ts';
+import { transferDecoder } from '../../../src/mail/decoders/transfer-decoder.ts';
 import type { PartSpan } from '../../../src/mail/part-store.ts';
-import { transferDecoder } from '../../../src/mail/transfer-decoder.ts';
 import { walkMessage } from '../../../src/mail/walk-message.ts';
-import { defaultLimits, fileFixture, sha256 } from '../../support/mail-fixtures.ts';
-import { createMemoryStore } from '../../support/mail-memory-store.ts';
 
 /**
  * A walk over the raw copy (spansOfRaw) writes no document part: it records where each one

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { defaultLimits } from '../../../harness/mail-fixtures.ts';
+import { generatedMessage } from '../../../harness/mail-generated-message.ts';
+import { createMemoryStore } from '../../../harness/mail-memory-store.ts';
 import { walkMessage } from '../../../src/mail/walk-message.ts';
-import { defaultLimits } from '../../support/mail-fixtures.ts';
-import { generatedMessage } from '../../support/mail-generated-message.ts';
-import { createMemoryStore } from '../../support/mail-memory-store.ts';
 
 const MiB = 1024 * 1024;
 

@@ -1,8 +1,8 @@
+import { toSnakeCase } from '@ingest-gateway/mock-parsing-api';
 import { describe, expect, it } from 'vitest';
-import { toSnakeCase } from '../../../src/mock-api/to-snake-case.ts';
 import { camelKey, parseDocument } from '../../../src/parsing-api/document-schema.ts';
 
-/** A Document of parsing-api.md §2.8 as the service writes it by default (camelCase). */
+/** A Document (docs/parsing-api.md, "The Document") as the service writes it by default (camelCase). */
 const camel = {
   extractor: 'invoice',
   meta: {

@@ -197,6 +197,40 @@ describe('admitSender', () => {
   });
 });
 
+describe('admitSender with unlistedSenders: hold', () => {
+  const holding = (identifier: string, rules: string[] | null, mode?: SenderAuthenticationMode) => {
+    const base = gate(identifier, rules, mode);
+    return { ...base, config: { ...base.config, unlistedSenders: 'hold' as const } };
+  };
+
+  it('holds for the workspace a sender its allow-list does not name, instead of refusing', () => {
+    const result = run({ workspaces: [holding('ws', ['*@partner.example'])] });
+    expect(result.holdingFor).toEqual(['ws']);
+    expect(result.decisions).toEqual([
+      { identifier: 'ws', admitted: false, reason: 'sender not in the allow-list' },
+    ]);
+  });
+
+  it('holds nothing when the sender is listed', () => {
+    expect(run({ workspaces: [holding('ws', ['*@acme.example'])] }).holdingFor).toEqual([]);
+  });
+
+  it('still refuses an unlisted sender under the default refuse', () => {
+    expect(refusal(() => run({ workspaces: [gate('ws', ['*@partner.example'])] })).code).toBe(
+      'SENDER_NOT_ADMITTED',
+    );
+  });
+
+  it('refuses a sender that fails authentication, whatever unlistedSenders says', () => {
+    const action = () =>
+      run({
+        workspaces: [holding('ws', ['*@partner.example'], 'aligned')],
+        evidence: evidence(nothing),
+      });
+    expect(refusal(action).code).toBe('SENDER_NOT_AUTHENTICATED');
+  });
+});
+
 describe('needsAuthentication', () => {
   it.each<[SenderAuthenticationMode, Array<SenderAuthenticationMode | undefined>, boolean]>([
     ['off', [undefined, 'off'], false],

@@ -3,7 +3,7 @@ import { compileAllowList } from '../../../src/sender/compile-allow-list.ts';
 import { parseFromHeader } from '../../../src/sender/parse-from-header.ts';
 
 /**
- * The sender check as the SMTP intake runs it (DESIGN.md, ingest rule 2): the From header
+ * The sender check as the SMTP intake runs it (docs/architecture.md, "The sender check"): the From header
  * values through parseFromHeader, the address through the workspace's compiled allow-list.
  */
 function admitted(rules: readonly string[], fromHeaders: readonly string[]): boolean {

@@ -58,6 +58,16 @@ describe('classifyConnectionError', () => {
       },
     },
     {
+      name: 'a client that tried to renegotiate TLS 1.2',
+      err: error('Attempt to renegotiate TLS session failed', { code: 'ERR_TLS_RENEGOTIATION_DISABLED' }),
+      seen: {
+        kind: 'tls-failed',
+        remoteAddress: null,
+        code: 'ERR_TLS_RENEGOTIATION_DISABLED',
+        reason: 'Attempt to renegotiate TLS session failed',
+      },
+    },
+    {
       name: 'the listener could not bind: ours',
       err: error('listen EADDRINUSE', { code: 'EADDRINUSE' }),
       seen: { kind: 'internal' },

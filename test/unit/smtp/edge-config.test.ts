@@ -32,6 +32,10 @@ smtp:
   maxClients: 5
   maxRecipients: 3
   sessionTimeout: 120000
+  refusedRecipientDelayAfter: 5
+  refusedRecipientDelay: 2000
+  maxRefusedRecipients: 50
+  refusedRecipientWindow: 600000
   rateLimit: { window: 10000, connectionsPerIp: 1, messagesPerIp: 2, messagesPerSender: 0, exempt: [] }
   tls: { key: /etc/key.pem, cert: /etc/cert.pem }
   requireTls: true
@@ -42,6 +46,10 @@ smtp:
       maxClients: 5,
       maxRecipients: 3,
       sessionTimeout: 120_000,
+      refusedRecipientDelayAfter: 5,
+      refusedRecipientDelay: 2000,
+      maxRefusedRecipients: 50,
+      refusedRecipientWindow: 600_000,
       rateLimit: { window: 10_000, connectionsPerIp: 1, messagesPerIp: 2, messagesPerSender: 0, exempt: [] },
       tls: { key: '/etc/key.pem', cert: '/etc/cert.pem' },
       requireTls: true,
@@ -72,6 +80,16 @@ smtp:
       'a session deadline under a second',
       'smtp:\n  sessionTimeout: 10',
       /^smtp\.sessionTimeout: expected an integer from 1000/,
+    ],
+    [
+      'no delay before the disconnect',
+      'smtp:\n  refusedRecipientDelayAfter: 20\n  maxRefusedRecipients: 20',
+      /^smtp\.refusedRecipientDelayAfter: must be less than smtp\.maxRefusedRecipients \(20\)/,
+    ],
+    [
+      'a refused-recipient window under a second',
+      'smtp:\n  refusedRecipientWindow: 10',
+      /^smtp\.refusedRecipientWindow: expected an integer from 1000/,
     ],
     [
       'no room for a recipient',

@@ -1,5 +1,5 @@
+import { toSnakeCase } from '@ingest-gateway/mock-parsing-api';
 import { describe, expect, it } from 'vitest';
-import { toSnakeCase } from '../../../src/mock-api/to-snake-case.ts';
 import type { ApiResult } from '../../../src/parsing-api/api-result.ts';
 import {
   type Classification,

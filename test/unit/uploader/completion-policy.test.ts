@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiResult } from '../../../src/parsing-api/api-result.ts';
 import { inspectResponse } from '../../../src/uploader/classify-response.ts';
-import { decidePoll, type PollDecision, pollDelayMs } from '../../../src/uploader/completion-policy.ts';
+import {
+  childrenDecision,
+  decidePoll,
+  type PollDecision,
+  pollDelayMs,
+} from '../../../src/uploader/completion-policy.ts';
 import type { CompletionPolicy } from '../../../src/uploader/upload-options-schema.ts';
 
-const policy: CompletionPolicy = { firstDelay: 5_000, maxDelay: 300_000, maxPolls: 300, maxTime: 86_400_000 };
+const policy: CompletionPolicy = {
+  via: 'poll',
+  firstDelay: 5_000,
+  maxDelay: 300_000,
+  maxPolls: 300,
+  maxTime: 86_400_000,
+};
 
 describe('pollDelayMs', () => {
   it.each([
@@ -177,5 +188,59 @@ describe('decidePoll', () => {
     },
   ])('$name', ({ result, polls, now, expected }) => {
     expect(decide(result, polls, now)).toEqual(expected);
+  });
+});
+
+describe('childrenDecision', () => {
+  const ready: PollDecision = { action: 'finish', state: 'ready', reason: null };
+  const decide = (decisions: Record<string, PollDecision>) => {
+    const asked: string[] = [];
+    return {
+      asked,
+      decideChild: async (identifier: string) => {
+        asked.push(identifier);
+        return decisions[identifier] ?? ready;
+      },
+    };
+  };
+  const children = [{ identifier: 'c1' }, { identifier: 'c2' }, { identifier: 'c3' }];
+
+  it('is parsed when every child is', async () => {
+    const { asked, decideChild } = decide({});
+    expect(await childrenDecision(children, decideChild)).toEqual(ready);
+    expect(asked).toEqual(['c1', 'c2', 'c3']);
+  });
+
+  it('polls again at the first child not parsed yet, reading no further', async () => {
+    const { asked, decideChild } = decide({ c2: { action: 'poll-again', delayMs: 5_000, reason: null } });
+    expect(await childrenDecision(children, decideChild)).toEqual({
+      action: 'poll-again',
+      delayMs: 5_000,
+      reason: 'child document c2 not parsed yet',
+    });
+    expect(asked).toEqual(['c1', 'c2']);
+  });
+
+  it('fails, naming each child that failed, once every child is settled', async () => {
+    const { decideChild } = decide({
+      c1: { action: 'finish', state: 'failed', reason: 'document_conversion_failed: cut short' },
+      c3: { action: 'finish', state: 'failed', reason: null },
+    });
+    expect(await childrenDecision(children, decideChild)).toEqual({
+      action: 'finish',
+      state: 'failed',
+      reason: 'child documents failed: c1 (document_conversion_failed: cut short), c3 (failed)',
+    });
+  });
+
+  it('stops when polling a child stops, saying which', async () => {
+    const { decideChild } = decide({
+      c1: { action: 'stop', state: 'not-found', reason: 'the service has no such document (gone)' },
+    });
+    expect(await childrenDecision(children, decideChild)).toEqual({
+      action: 'stop',
+      state: 'not-found',
+      reason: 'child document c1: the service has no such document (gone)',
+    });
   });
 });

@@ -49,6 +49,19 @@ describe('findEarlierUpload: the document an earlier attempt created', () => {
       single(page([meta('q-9'), meta('q-0', { identifier: 'ws-2' }), meta()])),
     ],
     [
+      'listed after the children the service split off it, which carry its customIdentifier',
+      single(
+        page([
+          {
+            ...meta(),
+            identifier: 'doc-q-0-page-1',
+            parentDocument: { identifier: 'doc-q-0', customIdentifier: 'q-0' },
+          },
+          { ...meta(), childDocuments: [{ identifier: 'doc-q-0-page-1', customIdentifier: 'q-0' }] },
+        ]),
+      ),
+    ],
+    [
       'on the second page',
       { followed: [page([meta('q-9')], { count: 2, next: '?page=2' })], last: page([meta()], { count: 2 }) },
     ],
@@ -91,6 +104,10 @@ describe('findEarlierUpload: nothing uploaded, read from a complete listing', ()
     [
       "another workspace's document of the same identifier",
       single(page([fullDocument('q-0', { identifier: 'ws-2' })])),
+    ],
+    [
+      'only a child split off another upload, though it carries this customIdentifier',
+      single(page([{ ...meta(), parentDocument: { identifier: 'doc-other', customIdentifier: 'q-0' } }])),
     ],
     [
       'two pages, neither with it',

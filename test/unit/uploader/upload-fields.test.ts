@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { type UploadContext, uploadFields, uploadQuery } from '../../../src/uploader/upload-fields.ts';
-import { testWorkspace, type WorkspaceInput } from '../../support/test-config.ts';
+import { testWorkspace, type WorkspaceInput } from '../../../harness/test-config.ts';
+import {
+  type UploadContext,
+  uploadFields,
+  uploadQuery,
+  withDocumentType,
+  withSubaddress,
+} from '../../../src/uploader/upload-fields.ts';
+import type { UploadWorkspace } from '../../../src/uploader/upload-settings-schema.ts';
 
-/** From a workspace's configuration to the exact list of form parts sent (parsing-api-facts.md). */
+/** From a workspace's configuration to the exact list of form parts sent (docs/parsing-api.md). */
 
 const context: UploadContext = {
   fileName: 'Rechnung März.pdf',
@@ -185,7 +192,7 @@ describe('uploadFields', () => {
     expect(uploadFields(testWorkspace(settings), context)).toEqual(expected);
   });
 
-  it('sends every configurable field in the order of parsing-api.md §4.2', () => {
+  it('sends every configurable field in the order of the upload form', () => {
     const all = testWorkspace({
       upload: {
         warningMessages: [{ warningCode: 'w' }],
@@ -249,5 +256,94 @@ describe('uploadQuery', () => {
     { settings: { upload: { snake_case: true } }, snakeCase: true },
   ])('$settings → snakeCase $snakeCase', ({ settings, snakeCase }) => {
     expect(uploadQuery(testWorkspace(settings))).toEqual({ snakeCase });
+  });
+});
+
+describe('withSubaddress', () => {
+  const workspace = testWorkspace({
+    collection: 'col-outer',
+    documentType: 'outer',
+    upload: { language: 'en', llmHint: 'Amounts in EUR', documentType: 'invoice', snake_case: true },
+    subaddresses: {
+      Receipts: { documentType: 'receipt', llmHint: 'Shop receipts' },
+      contracts: { collection: 'col-contracts', useOcr: true, limitToExamples: ['ex-1'] },
+    },
+  });
+  const sent = (tag: string | undefined) => uploadFields(withSubaddress(workspace, tag), context);
+
+  it.each<{ name: string; tag: string | undefined; expected: Array<[string, string]> }>([
+    {
+      name: 'no tag: the workspace fields',
+      tag: undefined,
+      expected: [
+        ['workspace', 'ws-1'],
+        ['collection', 'col-outer'],
+        ['documentType', 'invoice'],
+        ...base.slice(1),
+        ['language', 'en'],
+        ['llmHint', 'Amounts in EUR'],
+      ],
+    },
+    {
+      name: "a tag's fields over the upload block, field by field, the tag without case",
+      tag: 'receipts',
+      expected: [
+        ['workspace', 'ws-1'],
+        ['collection', 'col-outer'],
+        ['documentType', 'receipt'],
+        ...base.slice(1),
+        ['language', 'en'],
+        ['llmHint', 'Shop receipts'],
+      ],
+    },
+    {
+      name: 'a tag with other fields',
+      tag: 'CONTRACTS',
+      expected: [
+        ['workspace', 'ws-1'],
+        ['collection', 'col-contracts'],
+        ['documentType', 'invoice'],
+        ...base.slice(1),
+        ['language', 'en'],
+        ['useOcr', 'true'],
+        ['llmHint', 'Amounts in EUR'],
+        ['limitToExamples', 'ex-1'],
+      ],
+    },
+  ])('$name', ({ tag, expected }) => {
+    expect(sent(tag)).toEqual(expected);
+  });
+
+  it('uploads an unknown tag with the workspace fields, and keeps snake_case the workspace’s', () => {
+    expect(sent('unknown')).toEqual(sent(undefined));
+    expect(withSubaddress(workspace, 'unknown')).toBe(workspace);
+    expect(uploadQuery(withSubaddress(workspace, 'receipts'))).toEqual({ snakeCase: true });
+  });
+
+  it('leaves a workspace without subaddresses as it is', () => {
+    const plain = testWorkspace({ upload: { documentType: 'invoice' } });
+    expect(withSubaddress(plain, 'receipts')).toBe(plain);
+  });
+});
+
+describe('withDocumentType', () => {
+  const workspace = testWorkspace({
+    documentType: 'outer',
+    upload: { language: 'en', documentType: 'invoice' },
+    subaddresses: { receipts: { documentType: 'receipt', llmHint: 'Shop receipts' } },
+  });
+  const documentTypeSent = (ws: UploadWorkspace) =>
+    uploadFields(ws, context).filter(([name]) => name === 'documentType');
+
+  it('sends the type of the address, over the workspace’s and a tag’s, and keeps the other fields', () => {
+    expect(documentTypeSent(withDocumentType(workspace, 'dt-1'))).toEqual([['documentType', 'dt-1']]);
+    const tagged = withDocumentType(withSubaddress(workspace, 'receipts'), 'dt-1');
+    expect(documentTypeSent(tagged)).toEqual([['documentType', 'dt-1']]);
+    expect(uploadFields(tagged, context)).toContainEqual(['llmHint', 'Shop receipts']);
+    expect(uploadFields(tagged, context)).toContainEqual(['language', 'en']);
+  });
+
+  it('leaves the workspace as it is without one', () => {
+    expect(withDocumentType(workspace, undefined)).toBe(workspace);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { testWorkspace } from '../../../harness/test-config.ts';
 import { gatewayCustomIdentifier, identifiesOneUpload } from '../../../src/uploader/upload-identity.ts';
-import { testWorkspace } from '../../support/test-config.ts';
 
 describe('identifiesOneUpload', () => {
   it.each([

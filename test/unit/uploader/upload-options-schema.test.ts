@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../../src/config/load-config.ts';
-import type { WorkspaceConfig } from '../../../src/config/schema.ts';
+import { fileRoutes, type WorkspaceConfig } from '../../../src/config/schema.ts';
 
 /**
  * The `upload:` block and `trackCompletion` of a workspace, validated through parseConfig so
@@ -11,7 +11,7 @@ const HEAD = 'api:\n  mock: true\nworkspaces:\n  - identifier: ws-1\n    ingestE
 
 function load(workspaceYaml: string): WorkspaceConfig {
   const config = parseConfig({ text: `${HEAD}${workspaceYaml}`, env: {}, source: 'inline' });
-  const [workspace] = config.workspaces;
+  const [workspace] = fileRoutes(config);
   if (!workspace) throw new Error('no workspace');
   return workspace;
 }
@@ -219,7 +219,7 @@ describe('upload fields: refused values, each with its path', () => {
     { yaml: 'snake_case: "true"', problem: `${at('snake_case')}: expected a boolean` },
     {
       yaml: 'identifier: inv-1',
-      problem: `${at('identifier')}: is deprecated (parsing-api.md §9) and never sent; use customIdentifier`,
+      problem: `${at('identifier')}: is deprecated and never sent; use customIdentifier`,
     },
     {
       yaml: 'url: https://example.com/a.pdf',
@@ -250,7 +250,7 @@ describe('upload fields: refused values, each with its path', () => {
 });
 
 describe('trackCompletion', () => {
-  const defaults = { firstDelay: 5_000, maxDelay: 300_000, maxPolls: 300, maxTime: 86_400_000 };
+  const defaults = { via: 'poll', firstDelay: 5_000, maxDelay: 300_000, maxPolls: 300, maxTime: 86_400_000 };
 
   it.each<{ yaml: string; expected: unknown }>([
     { yaml: '', expected: undefined },
@@ -259,9 +259,18 @@ describe('trackCompletion', () => {
     { yaml: '    trackCompletion: {}\n', expected: defaults },
     {
       yaml: '    trackCompletion: {firstDelay: 1000, maxDelay: 60000, maxPolls: 10, maxTime: 3600000}\n',
-      expected: { firstDelay: 1_000, maxDelay: 60_000, maxPolls: 10, maxTime: 3_600_000 },
+      expected: { via: 'poll', firstDelay: 1_000, maxDelay: 60_000, maxPolls: 10, maxTime: 3_600_000 },
     },
     { yaml: '    trackCompletion: {maxPolls: 5}\n', expected: { ...defaults, maxPolls: 5 } },
+    // Pushed outcomes: polling is the fallback, so its first poll waits a minute.
+    {
+      yaml: '    trackCompletion: {via: resthook}\n',
+      expected: { ...defaults, via: 'resthook', firstDelay: 60_000 },
+    },
+    {
+      yaml: '    trackCompletion: {via: resthook, firstDelay: 1000}\n',
+      expected: { ...defaults, via: 'resthook', firstDelay: 1_000 },
+    },
   ])('$yaml → $expected', ({ yaml, expected }) => {
     expect(load(yaml).trackCompletion).toEqual(expected);
   });
@@ -274,7 +283,7 @@ describe('trackCompletion', () => {
   it.each<{ yaml: string; problems: string[] }>([
     {
       yaml: '"yes"',
-      problems: [`${at}: expected true, false, or a mapping of firstDelay, maxDelay, maxPolls, maxTime`],
+      problems: [`${at}: expected true, false, or a mapping of via, firstDelay, maxDelay, maxPolls, maxTime`],
     },
     { yaml: '{firstDelay: 10}', problems: [`${at}.firstDelay: expected an integer from 100 to 86400000`] },
     { yaml: '{maxPolls: 0}', problems: [`${at}.maxPolls: expected an integer from 1 to 100000`] },
@@ -288,8 +297,16 @@ describe('trackCompletion', () => {
       problems: [`${at}.maxTime: maxTime must not be below firstDelay`],
     },
     {
+      yaml: '{via: push}',
+      problems: [`${at}.via: expected poll or resthook`],
+    },
+    {
+      yaml: '{via: resthook, maxTime: 30000}',
+      problems: [`${at}.maxTime: maxTime must not be below firstDelay`],
+    },
+    {
       yaml: '{interval: 5}',
-      problems: [`${at}.interval: unknown key; expected one of firstDelay, maxDelay, maxPolls, maxTime`],
+      problems: [`${at}.interval: unknown key; expected one of via, firstDelay, maxDelay, maxPolls, maxTime`],
     },
   ])('refuses $yaml', ({ yaml, problems }) => {
     expect(problemsOf(`    trackCompletion: ${yaml}\n`)).toEqual(problems);

@@ -20,6 +20,12 @@
     clearTimeout(pending);
     pending = setTimeout(refresh, 250);
   });
+  // What changed between the server's rendering and the subscription (or while it reconnected)
+  // was announced to no one: ask once for the page as it is now.
+  source.addEventListener('open', () => {
+    clearTimeout(pending);
+    pending = setTimeout(refresh, 0);
+  });
   source.addEventListener('error', () => {
     if (source.readyState === EventSource.CLOSED)
       status.textContent = 'Live updates stopped: reload the page.';
