@@ -38,6 +38,20 @@ const ADDR_SPEC_SHAPE = /^[^\s<>()[\]\\,;:"]+$/u;
  * mailbox: see `hasMailboxShape`.
  */
 export function parseFromHeader(values: readonly string[]): FromHeaderResult {
+  // A message's From values are read once, as one array, and asked about several times (which
+  // bodies to keep, forwarding confirmations, the sender check): parsed once per array.
+  let result = parsedFromHeaders.get(values);
+  if (result === undefined) {
+    result = parseValues(values);
+    parsedFromHeaders.set(values, result);
+  }
+  return result;
+}
+
+/** Results by the array of values they were parsed from; an array is never changed once read. */
+const parsedFromHeaders = new WeakMap<readonly string[], FromHeaderResult>();
+
+function parseValues(values: readonly string[]): FromHeaderResult {
   const [value] = values;
   if (value === undefined) {
     return refuse('no From header');
