@@ -10,7 +10,13 @@ import { emptyBenchRedis, redisServerPid, startBenchRedis } from './gateway-proc
  * `store`, it stores every message once in a redis-server of its own (the gateway's
  * durability settings), whose CPU counts with the server's, as the gateway's does.
  */
-export async function startDrainProcess(options: { store?: boolean } = {}): Promise<BenchServer> {
+export async function startDrainProcess(
+  options: {
+    store?: boolean;
+    /** More environment, e.g. NODE_OPTIONS for --cpu-prof. */
+    env?: Record<string, string>;
+  } = {},
+): Promise<BenchServer> {
   const redis = options.store ? await startBenchRedis() : undefined;
   // The benchmark's own connection to that redis-server: its process id, and the reset before each run.
   const client =
@@ -22,6 +28,7 @@ export async function startDrainProcess(options: { store?: boolean } = {}): Prom
     [new URL('drain-server.ts', import.meta.url).pathname, '0', ...(redis ? [redis.url] : [])],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
+      env: { ...process.env, ...options.env },
     },
   );
   const { stdin, stdout } = child;
