@@ -3,6 +3,7 @@
  * named. Each prints its figures with the load average beside them; none asserts anything.
  * bench/README.md says what each measures and holds the baseline.
  */
+import { budgetBenchmark } from './budget.ts';
 import { footprintBenchmark } from './footprint.ts';
 import { hostileStallsBenchmark } from './hostile-stalls.ts';
 import { intakeBenchmark } from './intake.ts';
@@ -21,6 +22,7 @@ const benchmarks: Record<string, (env: NodeJS.ProcessEnv) => Promise<void>> = {
   scanning: scanningBenchmark,
   hostile: hostileStallsBenchmark,
   profile: profileBenchmark,
+  budget: budgetBenchmark,
   footprint: footprintBenchmark,
   recovery: recoveryBenchmark,
 };
