@@ -25,6 +25,7 @@ export interface BenchConfigOptions {
   /** The parsing API; absent: a base URL nothing listens on (the smtp role never calls it). */
   api?: { baseUrl: string; apiKey: string };
   upload?: TestConfigInput['upload'];
+  /** The file's log.level (default info); a daemon started by the harness runs at its LOG_LEVEL instead. */
   logLevel?: 'warn' | 'info';
   /** Scanners to ask about every message; each workspace then tags spam rather than refusing it. */
   scan?: TestConfigInput['scan'];
@@ -45,7 +46,7 @@ export function benchConfigInput(options: BenchConfigOptions): TestConfigInput {
     },
     redis: { url: options.redisUrl, prefix: options.prefix ?? 'bench' },
     api: options.api ?? { baseUrl: 'http://127.0.0.1:9', apiKey: 'bench-key-unused' },
-    log: { level: options.logLevel ?? 'warn' },
+    log: { level: options.logLevel ?? 'info' },
     ...(options.upload ? { upload: options.upload } : {}),
     ...(options.scan ? { scan: options.scan } : {}),
     workspaces,

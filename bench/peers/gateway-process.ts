@@ -94,7 +94,8 @@ export async function startGatewayProcess(options: GatewayStartOptions): Promise
     await redis.connect();
     const redisPid = await redisServerPid(redis);
     await writeFile(configPath, benchConfigFile({ ...options, redisUrl }).text);
-    // The harness reads the "ready" line at info; a bench asking for warn gets warn by its file.
+    // At info, as deployed (LOG_LEVEL, which wins over the file): one line per accepted message,
+    // which the harness also reads for the ready line.
     const daemon = await startDaemon(
       configPath,
       options.role ?? 'smtp',
