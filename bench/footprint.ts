@@ -21,10 +21,10 @@ const run = promisify(execFile);
  * The sources (under src/, without .ts) whose modules import-steps.mjs imports step by step:
  * each an entry point of the steps' bundle, which is built as dist/ is, in a folder of its own.
  */
-const STEP_SOURCES = [
+export const STEP_SOURCES = [
   'config/load-config',
   'logger',
-  'queue/redis-connections',
+  'redis/connections',
   'queue/upload-queue',
   'metrics',
   'main',

@@ -19,7 +19,7 @@ const steps = [
   ['node alone', []],
   ['zod + the configuration schema', [entry('config/load-config')]],
   ['pino (logger)', [entry('logger')]],
-  ['ioredis (queue/redis-connections)', [entry('queue/redis-connections')]],
+  ['ioredis (redis/connections)', [entry('redis/connections')]],
   ["BullMQ's Queue (queue/upload-queue)", [entry('queue/upload-queue')]],
   ['prom-client (metrics)', [entry('metrics')]],
   ['the daemon and its HTTP API (main)', [entry('main')]],
