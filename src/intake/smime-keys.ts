@@ -1,8 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { asError } from '../errors.ts';
-import type { SmimeIdentity, SmimeKeys } from '../mail/containers/decrypt-smime.ts';
-import type { SmimeKeySource } from '../mail/containers/open-smime.ts';
+import type { SmimeIdentity, SmimeKeySource, SmimeKeys } from '../mail/containers/smime-entity.ts';
 import type { SmimeFiles } from './intake-settings-schema.ts';
 
 /** A workspace as far as its S/MIME key goes. */

@@ -1,4 +1,4 @@
-import { DETACHED_SIGNATURE, isEncryptedSmime } from './containers/open-smime.ts';
+import { DETACHED_SIGNATURE, isEncryptedSmime } from './containers/smime-entity.ts';
 import type { LeafPart } from './leaf-part.ts';
 import { removeUnsafeCharacters } from './sanitize-file-name.ts';
 import type { WalkResult } from './walk-message.ts';

@@ -9,7 +9,7 @@ import {
   isSmimeEntity,
   type SmimeKeySource,
   type SmimeVerdict,
-} from './containers/open-smime.ts';
+} from './containers/smime-entity.ts';
 import { passesThrough, transferDecoder } from './decoders/transfer-decoder.ts';
 import { Uudecoder } from './decoders/uudecoder.ts';
 import { describeLeaf } from './describe-leaf.ts';

@@ -1,11 +1,11 @@
 import { collectLeaf } from './collect-leaf.ts';
+import { readSmimePart } from './containers/read-smime-part.ts';
 import {
   NESTED_SMIME,
   type SmimeKeySource,
   type SmimeVerdict,
   smimeExclusion,
-} from './containers/open-smime.ts';
-import { readSmimePart } from './containers/read-smime-part.ts';
+} from './containers/smime-entity.ts';
 import type { LeafDescription } from './describe-leaf.ts';
 import type { LeafPart } from './leaf-part.ts';
 import type { PartStore } from './part-store.ts';

@@ -7,31 +7,11 @@ import {
 } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-
-/**
- * A key encrypted mail may be sent to: a workspace's S/MIME private key and its certificate
- * (checked to belong together when they were read), and the workspaces that hold them.
- */
-export interface SmimeIdentity {
-  /** Identifiers of the workspaces configured with this key and certificate. */
-  workspaces: readonly string[];
-  key: KeyObject;
-  certificate: X509Certificate;
-}
-
-/** The S/MIME identities of the workspaces a message is addressed to, read when needed. */
-export interface SmimeKeys {
-  identities: SmimeIdentity[];
-  /** Why a workspace's key or certificate could not be used (file unreadable, no match), no key material. */
-  problems: string[];
-}
+import { ENCRYPTED_SMIME_KIND, type SmimeKeys } from './smime-entity.ts';
 
 export type Decrypted =
   | { kind: 'decrypted'; content: Buffer; workspaces: readonly string[] }
   | { kind: 'undecryptable'; reason: string };
-
-/** The prefix of every reason an encrypted part is skipped with: the record's kind. */
-export const ENCRYPTED_SMIME_KIND = 'encrypted_smime';
 
 /** id-ct-authEnvelopedData (RFC 5083): what OpenSSL writes for AES-GCM. */
 export const AUTH_ENVELOPED_DATA = '1.2.840.113549.1.9.16.1.23';

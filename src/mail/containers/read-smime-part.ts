@@ -1,4 +1,4 @@
-import { type OpenedSmime, openSmime, type SmimeKeySource } from './open-smime.ts';
+import type { OpenedSmime, SmimeKeySource } from './smime-entity.ts';
 
 export interface ReadSmimePart {
   opened: OpenedSmime;
@@ -32,6 +32,8 @@ export async function readSmimePart(
     }
   }
   const whole = Buffer.concat(held);
+  // PKI.js is loaded with the first S/MIME entity to open, not at start (smime-entity.ts).
+  const { openSmime } = await import('./open-smime.ts');
   return { opened: await openSmime(whole, keys), bytes: replay([whole], null) };
 }
 

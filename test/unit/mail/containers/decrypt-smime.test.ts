@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SmimeKeys } from '../../../../src/mail/containers/decrypt-smime.ts';
 import { openSmime } from '../../../../src/mail/containers/open-smime.ts';
+import type { SmimeKeys } from '../../../../src/mail/containers/smime-entity.ts';
 
 /** Encrypted CMS made by `openssl cms -encrypt` here, opened with keys OpenSSL made for the test. */
 describe('openSmime on encrypted data', () => {
