@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 /**
  * `ingest-gateway send --wait`: reads the gateway's record of the message it queued

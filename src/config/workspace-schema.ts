@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { nonEmptyString } from '../config-fields.ts';
 import { intakeWorkspaceFields } from '../intake/intake-settings-schema.ts';
 import { routeKey } from '../intake/route-table.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { englishIssueMessages } from '../english-issues.ts';
 import type { MessageFilter } from '../record/message-filter.ts';
 import type { IndexPosition } from '../record/message-index.ts';

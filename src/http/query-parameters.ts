@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 /**
  * The shapes the list queries share (GET /v1/messages, /v1/events, /v1/refusals), each with

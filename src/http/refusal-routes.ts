@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { englishIssueMessages } from '../english-issues.ts';
 import { type RefusalFilter, type RefusalReader, refusalStages } from '../record/refusal-log.ts';
 import { cursorParameter, limitParameter, textParameter, timeParameter } from './query-parameters.ts';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import type { FailedDeliveries } from '../webhooks/failed-deliveries.ts';
 import { queryProblems } from './query-problems.ts';
 import { json, refuse } from './respond.ts';

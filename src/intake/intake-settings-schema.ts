@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { nonEmptyString } from '../config-fields.ts';
 import type { ScanWorkspace } from '../scan/scan-settings-schema.ts';
 import type { SenderWorkspace } from '../sender/sender-settings-schema.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { integer } from '../config-fields.ts';
 
 /** Whom a workspace tells what became of their mail (README, "Notices to senders"). */

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 /**
  * The response bodies of the parsing API that the uploader reads: the Document parse result

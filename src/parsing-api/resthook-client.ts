@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import type { ApiResult } from './api-result.ts';
 import { type ApiTransportOptions, createApiTransport } from './api-transport.ts';
 import { requestErrorSchema } from './document-schema.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 /**
  * The Workspace as the service returns it (docs/parsing-api.md, "Workspaces"), read tolerantly as the

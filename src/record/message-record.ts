@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { documentWarningSchema, requestErrorSchema } from '../parsing-api/document-schema.ts';
 import { HOLD_REASONS as SCAN_HOLD_REASONS, scanRecordSchema } from '../scan/scan-record-schema.ts';
 import {

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import type { Logger } from '../logger.ts';
 import type { RedisClient } from '../redis/connections.ts';
 import type { KeySpace } from './keys.ts';

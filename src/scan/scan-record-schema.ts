@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { RSPAMD_ACTIONS } from './scan-answers.ts';
 
 /** Why a message is held, of the reasons scanning gives. */

@@ -1,5 +1,5 @@
 import type { ARCChainEntry, AuthenticateResult } from 'mailauth';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { normalizeDomain } from './normalize-address.ts';
 import type {
   arcFirstHopSchema,

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 /**
  * What the message record keeps of a message's sender authentication, as schemas: the types

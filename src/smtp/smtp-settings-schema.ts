@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { type DeepReadonly, integer, nonEmptyString, port } from '../config-fields.ts';
 import { isSeparator, SEPARATOR_CHARACTERS } from '../sender/subaddress.ts';
 import { parseCidr } from './network-list.ts';

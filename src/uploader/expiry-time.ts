@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 /**
  * The `expiryTime` form field (docs/parsing-api.md, "Uploading a document": an ISO 8601 date-time

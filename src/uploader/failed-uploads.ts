@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import type { UploadJobData } from '../queue/upload-queue.ts';
 import type { KeySpace } from '../record/keys.ts';
 import type { MessageLedger } from '../record/message-ledger.ts';

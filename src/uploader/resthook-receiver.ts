@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import type { Logger } from '../logger.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import { type Document, parseDocument } from '../parsing-api/document-schema.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { tagKey } from '../sender/subaddress.ts';
 import { uploadFieldsSchema } from './upload-options-schema.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { integer, nonEmptyString } from '../config-fields.ts';
 import { parseCustomIdentifier } from './custom-identifier.ts';
 import { parseExpiryTime } from './expiry-time.ts';

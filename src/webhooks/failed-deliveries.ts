@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { gatewayEvents, type WebhookJobData } from '../queue/webhook-queue.ts';
 
 /** One webhook delivery given up, as an operator needs to judge and retry it. */

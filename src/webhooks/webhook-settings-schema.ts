@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { integer, nonEmptyString } from '../config-fields.ts';
 import type { WebhookSchedule } from '../queue/webhook-backoff.ts';
 import { gatewayEvents } from '../queue/webhook-queue.ts';

@@ -96,6 +96,8 @@ describe('which modules each role loads', () => {
     '/node_modules/nodemailer/dist/esm/mail-composer/',
   ];
   const walk = ['/src/mail/walk-message.ts', '/node_modules/@zone-eu/mailsplit/', '/node_modules/libmime/'];
+  // PKI.js opens S/MIME: loaded with the first S/MIME entity, never by mail without one.
+  const smime = ['/src/mail/containers/open-smime.ts', '/node_modules/pkijs/', '/node_modules/asn1js/'];
 
   it('an SMTP daemon loads the MIME walk at start, Bull Board when asked, never the uploader or the notices’ mail client', async () => {
     const { daemon, loaded } = await start('smtp');
@@ -105,6 +107,9 @@ describe('which modules each role loads', () => {
     expect(from(idle, ...uploader)).toEqual([]);
     expect(from(idle, ...board)).toEqual([]);
     expect(from(idle, ...noticeSender)).toEqual([]);
+    expect(from(idle, ...smime)).toEqual([]);
+    // zod's English messages only: no other language's (the mock API's classic zod included).
+    expect(from(idle, '/node_modules/zod/v4/locales/').filter((url) => !url.endsWith('/en.js'))).toEqual([]);
     for (const part of walk) expect(from(idle, part)).not.toEqual([]);
     // Its schemas are zod/mini: zod's classic API (a method table per schema kind) stays unloaded.
     expect(from(idle, '/node_modules/zod/v4/classic/')).toEqual([]);
@@ -126,6 +131,7 @@ describe('which modules each role loads', () => {
     expect(from(afterMessage, '/src/mail/containers/read-zip.ts')).not.toEqual([]);
     expect(from(afterMessage, ...uploader)).toEqual([]);
     expect(from(afterMessage, ...noticeSender)).toEqual([]);
+    expect(from(afterMessage, ...smime)).toEqual([]);
 
     // Bull Board serves its UI from its own package, the console its style from dist/assets.
     const page = await fetch(new URL('/admin/queues', daemon.httpUrl));

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * How the mock answers `GET /v3/documents?custom_identifier=…`, whose shape the service's

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Faults a test or a user injects so the parsing API fails the way the real service or the

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { changeDocumentListSettings, documentListChangeSchema } from './document-list-settings.ts';
 import { documentTypeSeedSchema } from './document-type-store.ts';
 import { mockFaultSchema } from './faults.ts';

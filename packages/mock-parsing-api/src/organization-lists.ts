@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { authenticate } from './authenticate.ts';
 import type { MockContext } from './mock-context.ts';
 import { clientError } from './request-error.ts';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type DocumentTypeSeed, documentTypeSeedSchema } from './document-type-store.ts';
 import { errorMessage } from './error-message.ts';
 import {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { messageQueryParameters } from '../message-query.ts';
 import { refusalQueryParameters } from '../refusal-routes.ts';
 import { uploadQueryParameters } from '../upload-routes.ts';
