@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { shutdownDeadline } from '../../src/gateway.ts';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { gatewayConfigSchema } from '../../../src/config/schema.ts';
 
 /**

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createMetrics } from '../../../src/metrics.ts';
 
 const run = promisify(execFile);
