@@ -8,7 +8,6 @@ import { createLiveSettings, type LiveSettings } from './live-settings.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type GatewayMetrics } from './metrics.ts';
 import { openQueues } from './queue/queues.ts';
-import { webhookAttempts } from './queue/webhook-backoff.ts';
 import { createKeySpace } from './record/keys.ts';
 import { createMessageIndex } from './record/message-index.ts';
 import { createMessageLedger } from './record/message-ledger.ts';
@@ -18,14 +17,13 @@ import { createNeededConnections } from './redis/needed-connections.ts';
 import { createRedisOutageLog } from './redis/outage-log.ts';
 import { checkDurability } from './roles/check-durability.ts';
 import { startHttpRole } from './roles/http-role.ts';
-import { noticeAttempts } from './roles/notice-role.ts';
+import { queueSettings } from './roles/queue-settings.ts';
 import type { RoleContext, RunningSettings } from './roles/role-context.ts';
 import type { DnsResolver } from './sender/dns-resolver.ts';
 import type { SmtpIntake } from './smtp/create-smtp-server.ts';
 import { identifiesOneUpload } from './uploader/upload-identity.ts';
 import type { UploadWorkspaces } from './uploader/upload-settings-schema.ts';
 import type { UploadWorker } from './uploader/upload-worker.ts';
-import { webhookSchedule } from './webhooks/webhook-settings-schema.ts';
 
 export type Role = 'all' | 'smtp' | 'worker';
 
@@ -149,10 +147,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const queues = openQueues({
       connection: queueRedis,
       keys,
-      attempts: config.upload.attempts,
-      retention: config.retention,
-      webhookAttempts: webhookAttempts(webhookSchedule(config.events)),
-      noticeAttempts: noticeAttempts(config),
+      ...queueSettings(config),
       logger,
       outage,
       user: 'intake and HTTP API',

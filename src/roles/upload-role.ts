@@ -5,7 +5,6 @@ import { createResthookClient } from '../parsing-api/resthook-client.ts';
 import { createSwitchableClient, type SwitchableClient } from '../parsing-api/switchable-client.ts';
 import type { CompletionJobData } from '../queue/completion-queue.ts';
 import { openQueues } from '../queue/queues.ts';
-import { webhookAttempts } from '../queue/webhook-backoff.ts';
 import { closeConnection, createWorkerConnection } from '../redis/connections.ts';
 import { createRecordReconciler } from '../uploader/reconcile-records.ts';
 import { createResthookSubscriber } from '../uploader/resthook-subscriber.ts';
@@ -13,8 +12,8 @@ import { createRetryPromotion } from '../uploader/retry-promotion.ts';
 import { createCompletionWorker } from '../uploader/track-completion.ts';
 import type { UploadWorkspaces } from '../uploader/upload-settings-schema.ts';
 import { createUploadWorker, type UploadWorker } from '../uploader/upload-worker.ts';
-import { webhookSchedule } from '../webhooks/webhook-settings-schema.ts';
-import { noticeAttempts, noticeTrigger, startNotices } from './notice-role.ts';
+import { noticeTrigger, startNotices } from './notice-role.ts';
+import { queueSettings } from './queue-settings.ts';
 import type { RoleContext, RunningSettings } from './role-context.ts';
 import { startWebhooks } from './webhook-role.ts';
 
@@ -59,10 +58,7 @@ export async function startUploadRole(
   const queues = openQueues({
     connection: workerRedis,
     keys,
-    attempts: config.upload.attempts,
-    retention: config.retention,
-    webhookAttempts: webhookAttempts(webhookSchedule(config.events)),
-    noticeAttempts: noticeAttempts(config),
+    ...queueSettings(config),
     logger,
     outage,
     user: 'worker',
