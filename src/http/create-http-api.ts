@@ -3,17 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Queue } from 'bullmq';
 import { listenOnHost } from '../listen-host.ts';
-import type { Logger } from '../logger.ts';
-import type { GatewayMetrics } from '../metrics.ts';
-import type { HeldMail } from '../queue/held-mail.ts';
-import type { KeySpace } from '../record/keys.ts';
-import type { MessageIndex } from '../record/message-index.ts';
-import type { MessageLedger } from '../record/message-ledger.ts';
-import type { RefusalReader } from '../record/refusal-log.ts';
 import type { RedisClient } from '../redis/connections.ts';
-import type { FailedUploads } from '../uploader/failed-uploads.ts';
 import type { ResthookReceiver } from '../uploader/resthook-receiver.ts';
-import type { FailedDeliveries } from '../webhooks/failed-deliveries.ts';
 import { createBearerCheck } from './bearer-token.ts';
 import { fromSameOrigin } from './console/console-access.ts';
 import { createConsole, isConsolePage } from './console/console-routes.ts';
@@ -23,7 +14,7 @@ import { createHostCheck } from './host-check.ts';
 import { createMessageFeed } from './message-feed.ts';
 import type { ReadinessDetails } from './openapi/answers.ts';
 import { createQueueBoard, isBoardPath } from './queue-board.ts';
-import { createRecordRoutes } from './record-routes.ts';
+import { createRecordRoutes, type RecordRoutesOptions } from './record-routes.ts';
 import { json, refuse } from './respond.ts';
 import { handleResthook, RESTHOOK_ROUTE } from './resthook-route.ts';
 import { createMessageSearch } from './search-messages.ts';
@@ -35,21 +26,24 @@ export interface Readiness {
   details: ReadinessDetails;
 }
 
-export interface HttpApiOptions {
-  redis: RedisClient;
-  keys: KeySpace;
-  ledger: MessageLedger;
-  index: MessageIndex;
-  failedUploads: FailedUploads;
-  /** Release and discard of held mail (POST /v1/messages/{id}/release, /discard). */
-  heldMail: HeldMail;
-  /** The webhook deliveries given up (GET /v1/webhooks/deliveries). */
-  failedDeliveries: FailedDeliveries;
-  /** The refusal log (GET /v1/refusals and the console's Refused page). */
-  refusals: RefusalReader;
-  metrics: GatewayMetrics;
+/** The stores and settings the record API takes, as the HTTP API is given them (record-routes.ts). */
+type RecordStores = Pick<
+  RecordRoutesOptions,
+  | 'redis'
+  | 'keys'
+  | 'ledger'
+  | 'index'
+  | 'failedUploads'
+  | 'heldMail'
+  | 'failedDeliveries'
+  | 'refusals'
+  | 'metrics'
+  | 'allowReset'
+  | 'logger'
+>;
+
+export interface HttpApiOptions extends RecordStores {
   readiness: () => Promise<Readiness>;
-  logger: Logger;
   /**
    * http.token: every endpoint but /healthz and /readyz then requires `Authorization: Bearer <token>`
    * (the configuration requires one when the API listens beyond loopback). null: none.
@@ -62,8 +56,6 @@ export interface HttpApiOptions {
   publicUrl: string | null;
   /** Opens the connection that hears settle announcements (on the first long poll). */
   subscriber: () => RedisClient;
-  /** http.allowReset: DELETE /v1/messages erases everything under redis.prefix; else 403. */
-  allowReset: boolean;
   /** The BullMQ queues the console's overview and Bull Board (/admin/queues) show. */
   queues: readonly Queue[];
   /** The route table in force, for the console's Routes page. */

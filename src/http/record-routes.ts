@@ -43,10 +43,11 @@ export interface RecordRoutesOptions {
   /** The listing index, which a deleted message leaves. */
   index: MessageIndex;
   failedUploads: FailedUploads;
-  /** Release and discard of held mail. */
+  /** Release and discard of held mail (POST /v1/messages/{id}/release, /discard). */
   heldMail: HeldMail;
+  /** The webhook deliveries given up (GET /v1/webhooks/deliveries). */
   failedDeliveries: FailedDeliveries;
-  /** The refusal log (GET /v1/refusals). */
+  /** The refusal log (GET /v1/refusals and the console's Refused page). */
   refusals: RefusalReader;
   metrics: GatewayMetrics;
   listing: MessageListing;
