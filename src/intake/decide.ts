@@ -20,6 +20,7 @@ import type { SenderEvidence } from '../sender/sender-policy.ts';
 import type { SenderAuthenticationMode } from '../sender/sender-settings-schema.ts';
 import { forwardingProviderOf, readConfirmation } from './forwarding-confirmation.ts';
 import type { IntakeWorkspace } from './intake-settings-schema.ts';
+import { messageFacts } from './message-facts.ts';
 import type { RoutedWorkspace } from './route-table.ts';
 
 /** What the SMTP session knows about the transaction when DATA starts. */
@@ -105,7 +106,7 @@ export interface Decision {
  * maxAttachments, the body document counted: it is an upload like any other.
  */
 export function decide(input: DecideInput): Decision {
-  const { walk, transaction, policy, now, queueId } = input;
+  const { walk, transaction, policy, now } = input;
   const sender = parseFromHeader(walk.fromHeaders);
   // A forwarding confirmation is held whatever the allow-lists say (as if each held unlisted
   // senders); one that fails a workspace's sender authentication is refused as any mail is.
@@ -117,21 +118,10 @@ export function decide(input: DecideInput): Decision {
     evidence: input.authentication,
     trustedArcSealers: policy.trustedArcSealers,
   });
-  const senderAddress = sender.ok ? sender.address.address : null;
   const summaryOf = (hold: MessageSummary['hold'] | null): MessageSummary => ({
-    id: queueId,
-    messageId: walk.messageId,
-    receivedAt: now,
-    remoteAddress: transaction.remoteAddress,
-    envelope: { mailFrom: transaction.mailFrom, rcptTo: [...transaction.rcptTo] },
-    from: senderAddress,
-    subject: walk.subject,
-    sourceEmail: `${input.publicUrl}/v1/messages/${queueId}/raw`,
-    sourceEmailAddress: senderAddress,
-    size: input.size,
+    ...messageFacts(input, sender),
     workspaces: decisions,
     authentication,
-    ...(transaction.via ? { via: transaction.via } : {}),
     // Absent when no scanner is configured, as in records written before scanning existed.
     ...(input.scan === null ? {} : { scan: input.scan }),
     // Absent for a message not signed, as in records written before S/MIME was read.

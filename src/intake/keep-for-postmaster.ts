@@ -1,16 +1,10 @@
-import type { WalkResult } from '../mail/walk-message.ts';
 import { parseFromHeader } from '../sender/parse-from-header.ts';
-import { type Decision, deliveryHash, type Transaction } from './decide.ts';
+import { type Decision, deliveryHash } from './decide.ts';
+import { type FactsInput, messageFacts } from './message-facts.ts';
 
 /** What is known of a message for the postmaster once DATA has ended. */
-export interface KeepInput {
-  queueId: string;
-  walk: WalkResult;
-  transaction: Transaction;
-  size: number;
+export interface KeepInput extends FactsInput {
   rawSha256: string;
-  now: string;
-  publicUrl: string;
 }
 
 /**
@@ -21,28 +15,15 @@ export interface KeepInput {
  * Pure.
  */
 export function keepForPostmaster(input: KeepInput): Decision {
-  const { walk, transaction, queueId } = input;
-  const sender = parseFromHeader(walk.fromHeaders);
-  const senderAddress = sender.ok ? sender.address.address : null;
   return {
     summary: {
-      id: queueId,
-      messageId: walk.messageId,
-      receivedAt: input.now,
-      remoteAddress: transaction.remoteAddress,
-      envelope: { mailFrom: transaction.mailFrom, rcptTo: [...transaction.rcptTo] },
-      from: senderAddress,
-      subject: walk.subject,
-      sourceEmail: `${input.publicUrl}/v1/messages/${queueId}/raw`,
-      sourceEmailAddress: senderAddress,
-      size: input.size,
+      ...messageFacts(input, parseFromHeader(input.walk.fromHeaders)),
       workspaces: [],
       authentication: null,
-      ...(transaction.via ? { via: transaction.via } : {}),
       keptFor: 'postmaster',
     },
     entries: [],
-    deliveryHash: deliveryHash(input.rawSha256, transaction.rcptTo),
+    deliveryHash: deliveryHash(input.rawSha256, input.transaction.rcptTo),
     skipKinds: [],
   };
 }
