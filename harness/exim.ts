@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { freeLoopbackPort } from '../src/redis/local-redis-server.ts';
-import { type TestMta, waitForExit, waitForGreeting } from './mta-process.ts';
+import { type TestMta, waitForExit, waitForGreeting, waitForLogLine, waitForQueue } from './mta-process.ts';
 
 const run = promisify(execFile);
 
@@ -131,27 +131,12 @@ export async function startExim(options: EximOptions): Promise<TestExim> {
       const { stdout } = await eximCommand(['-bp']);
       return parseQueueListing(stdout);
     },
-    async waitForDeferred(recipients, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      const want = JSON.stringify([recipients]);
-      for (;;) {
-        const queued = (await instance.queue()).map((message) => message.recipients);
-        if (JSON.stringify(queued) === want) return;
-        if (Date.now() > deadline) throw new Error(`queue is ${JSON.stringify(queued)}, not ${want}`);
-        await new Promise((done) => setTimeout(done, 100));
-      }
+    waitForDeferred(recipients, timeoutMs = 30_000) {
+      const recipientsQueued = async () => (await instance.queue()).map((message) => message.recipients);
+      return waitForQueue(recipientsQueued, [recipients], timeoutMs);
     },
     log,
-    async waitForLog(pattern, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const text = await log();
-        if (pattern.test(text)) return text;
-        if (Date.now() > deadline)
-          throw new Error(`no log line matched ${pattern} in ${timeoutMs} ms:\n${text}`);
-        await new Promise((done) => setTimeout(done, 200));
-      }
-    },
+    waitForLog: (pattern, timeoutMs) => waitForLogLine(log, pattern, timeoutMs),
     async stop() {
       const pid = Number.parseInt((await readFile(join(dir, 'exim.pid'), 'utf8').catch(() => '')).trim(), 10);
       if (Number.isInteger(pid)) {

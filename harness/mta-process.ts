@@ -48,3 +48,34 @@ export interface TestMta<Queued> {
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
   stop(): Promise<void>;
 }
+
+/** TestMta.waitForLog over an instance's `log`. */
+export async function waitForLogLine(
+  log: () => Promise<string>,
+  pattern: RegExp,
+  timeoutMs = 60_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await log();
+    if (pattern.test(text)) return text;
+    if (Date.now() > deadline) throw new Error(`no log line matched ${pattern} in ${timeoutMs} ms:\n${text}`);
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+/** Resolves once `read` gives what `want` is, compared as JSON; rejects after `timeoutMs` with what it gave. */
+export async function waitForQueue(
+  read: () => Promise<unknown>,
+  want: unknown,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const wanted = JSON.stringify(want);
+  for (;;) {
+    const queued = JSON.stringify(await read());
+    if (queued === wanted) return;
+    if (Date.now() > deadline) throw new Error(`queue is ${queued}, not ${wanted}`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}

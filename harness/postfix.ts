@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freeLoopbackPort } from '../src/redis/local-redis-server.ts';
-import { type TestMta, waitForExit, waitForGreeting } from './mta-process.ts';
+import { type TestMta, waitForExit, waitForGreeting, waitForLogLine, waitForQueue } from './mta-process.ts';
 
 const run = promisify(execFile);
 
@@ -125,30 +125,16 @@ export async function startPostfix(options: PostfixOptions): Promise<TestPostfix
         .filter(Boolean)
         .map((line) => JSON.parse(line));
     },
-    async waitForDeferred(recipients, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      const want = JSON.stringify([['deferred', recipients]]);
-      for (;;) {
-        const queued = (await postfix.queue()).map((message) => [
+    waitForDeferred(recipients, timeoutMs = 30_000) {
+      const queued = async () =>
+        (await postfix.queue()).map((message) => [
           message.queue_name,
           message.recipients.map((recipient) => recipient.address),
         ]);
-        if (JSON.stringify(queued) === want) return;
-        if (Date.now() > deadline) throw new Error(`queue is ${JSON.stringify(queued)}, not ${want}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      return waitForQueue(queued, [['deferred', recipients]], timeoutMs);
     },
     log,
-    async waitForLog(pattern, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const text = await log();
-        if (pattern.test(text)) return text;
-        if (Date.now() > deadline)
-          throw new Error(`no log line matched ${pattern} in ${timeoutMs} ms:\n${text}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    },
+    waitForLog: (pattern, timeoutMs) => waitForLogLine(log, pattern, timeoutMs),
     async stop() {
       // abort, not stop: the delivery agents end at once, with the connections they cache.
       const master = await readFile(join(dir, 'data', 'master.lock'), 'utf8').catch(() => '');
