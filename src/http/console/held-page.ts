@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor } from '../message-query.ts';
 import type { MessageSearch } from '../search-messages.ts';
 import { heldActions, messageReplayHint } from './held-actions.ts';
 import { type Html, html } from './html.ts';
-import { page, stateBadge, time } from './layout.ts';
+import { attachmentList, page, time } from './layout.ts';
 
 /** Held messages per page. */
 const pageSize = 20;
@@ -78,14 +78,7 @@ function row(record: MessageRecord, csrf: string): Html {
       <br><span class="muted">to</span> ${record.envelope.rcptTo.join(', ')}</td>
     <td data-label="Subject" class="subject">${record.subject ?? html`<span class="muted">(no subject)</span>`}</td>
     <td data-label="Held" data-field="hold">${hold ? html`${reasons[hold.reason] ?? hold.reason}<br><span class="muted">for</span> ${hold.workspace}` : null}</td>
-    <td data-label="Documents">${
-      record.attachments.length === 0
-        ? html`<span class="muted">none</span>`
-        : html`<ul class="attachments">${record.attachments.map(
-            (a) =>
-              html`<li><span class="file-name">${a.originalFileName ?? a.fileName}</span> ${stateBadge(a.state)}</li>`,
-          )}</ul>`
-    }</td>
+    <td data-label="Documents">${attachmentList(record.attachments)}</td>
     <td data-label="Actions">${heldActions(record, csrf, subject, '/held')}${messageReplayHint(record)}</td>
   </tr>`;
 }

@@ -70,6 +70,18 @@ export function stateBadge(state: string): Html {
   return html`<span class="state state-${state}">${state}</span>`;
 }
 
+/** A message's documents as a table cell shows them: each file's name and state, or "none". */
+export function attachmentList(
+  attachments: readonly { originalFileName?: string | null; fileName: string; state: string }[],
+): Html {
+  return attachments.length === 0
+    ? html`<span class="muted">none</span>`
+    : html`<ul class="attachments">${attachments.map(
+        (a) =>
+          html`<li><span class="file-name">${a.originalFileName ?? a.fileName}</span> ${stateBadge(a.state)}</li>`,
+      )}</ul>`;
+}
+
 /** A time as the browser's locale will show it, with the exact instant kept in datetime. */
 export function time(iso: string | null): Html {
   if (iso === null) return html`<span class="muted">—</span>`;

@@ -2,7 +2,7 @@ import { attachmentStates, type MessageRecord } from '../../record/message-recor
 import { encodeCursor, parseMessageQuery } from '../message-query.ts';
 import type { MessageSearch } from '../search-messages.ts';
 import { type Html, html } from './html.ts';
-import { page, stateBadge, time } from './layout.ts';
+import { attachmentList, page, time } from './layout.ts';
 import { apiQuery, type Filters, filterField, filterValue, formFilters } from './search-filters.ts';
 
 /** The search form's fields, as GET /v1/messages names its filters. */
@@ -61,12 +61,7 @@ function messageRow(record: MessageRecord): Html {
     <td data-label="Attachments">${
       record.keptFor === 'postmaster'
         ? html`<span class="kept" data-kept-for="postmaster">kept for the postmaster</span>`
-        : record.attachments.length === 0
-          ? html`<span class="muted">none</span>`
-          : html`<ul class="attachments">${record.attachments.map(
-              (a) =>
-                html`<li><span class="file-name">${a.originalFileName ?? a.fileName}</span> ${stateBadge(a.state)}</li>`,
-            )}</ul>`
+        : attachmentList(record.attachments)
     }</td>
   </tr>`;
 }
